@@ -1,0 +1,35 @@
+# octsdb -- top-level entry points. `make run` and `make test` do all set-up
+# on a fresh Debian 12 machine (packages are installed when run as root).
+BUILD      ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc)
+DATADIR    ?= ./data
+
+.PHONY: all deps build test run bench lint clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Until the TSD daemon lands, `make run` builds and shows the CLI.
+run: build
+	$(BUILD)/octsdb --help
+
+bench: build
+	scripts/run-bench.sh $(BUILD)
+
+lint: build
+	scripts/lint.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

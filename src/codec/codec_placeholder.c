@@ -1,0 +1,2 @@
+/* codec placeholder until the first codec lands. */
+typedef int oct_codec_placeholder_t;

@@ -1,0 +1,231 @@
+/* store.h -- the HBase-shaped storage contract that every backend implements.
+ *
+ * The layers above (uid, tsdb, query) see OpenTSDB's model: named tables made
+ * of rows, each row a sorted set of family:qualifier -> value cells. They never
+ * see the engine. Today the engine is RocksDB in one data dir (store_rocksdb.c);
+ * the planned distributed one is Ceph RADOS. What makes both possible is the
+ * PARTITION:
+ *
+ *   - Every cell belongs to exactly one partition of its table, and the caller
+ *     always names it. The layer that owns a table defines them:
+ *       tsdb       [salt][metric UID][base hour]   (a prefix of the row key)
+ *       tsdb-uid   the UID kind: "metrics", "tagk", "tagv" (counter, forward
+ *                  and reverse cells of one kind live together)
+ *       tsdb-meta  the metric UID (a prefix of the TSUID row key)
+ *       tsdb-tree  the 2-byte tree id
+ *   - Atomicity is per partition: a conditional batch (store_cas) and the
+ *     ops of one partition inside a store_write are all-or-nothing. Nothing is
+ *     promised across partitions (RocksDB happens to give it; RADOS won't).
+ *   - Scans run inside one partition, over rows in byte order. A caller that
+ *     wants a whole table enumerates partitions with store_part_list, the way
+ *     OpenTSDB opens one scanner per salt bucket.
+ *   On RADOS a partition becomes one object whose omap holds its cells, and
+ *   store_cas one compound object operation.
+ *
+ * Ordering: within a partition, rows are ordered by memcmp of the row key
+ * (a shorter key that is a prefix of a longer one comes first); inside a row,
+ * cells are ordered by family, then qualifier, both by memcmp.
+ *
+ * Visibility and durability: every successful mutating call is visible to all
+ * later reads from any thread (read-your-writes, linearizable per partition).
+ * A call made with STORE_SYNC has reached stable storage when it returns; one
+ * without it survives a process crash (kill -9) but may be lost on power loss
+ * or an OS crash.
+ *
+ * Names: families are 1..255 bytes and contain no NUL byte. Row keys are
+ * 1..65535 bytes, any bytes. Qualifiers 0..65535 bytes, values any length.
+ * Partitions 1..255 bytes, any bytes.
+ *
+ * Threads: a store_t may be used from any number of threads at once. A
+ * store_scanner_t or store_result_t belongs to one thread at a time.
+ *
+ * Errors: 0 / a positive count on success; negative codes from common/err.h:
+ * OCT_EIO (engine failure, detail in eb), OCT_EINVAL (caller broke the
+ * contract: empty row, bad family...), OCT_EPARTITION (cells of store_cas in
+ * another partition), OCT_ECASFAIL, OCT_ECORRUPT, OCT_ELOCKED, OCT_ELAYOUT. */
+#ifndef OCT_STORE_STORE_H
+#define OCT_STORE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/bytes.h"
+#include "common/err.h"
+
+typedef enum {
+    STORE_TABLE_DATA = 0, /* tsd.storage.hbase.data_table, default "tsdb" */
+    STORE_TABLE_UID,      /* tsd.storage.hbase.uid_table,  default "tsdb-uid" */
+    STORE_TABLE_META,     /* tsd.storage.hbase.meta_table, default "tsdb-meta" */
+    STORE_TABLE_TREE,     /* tsd.storage.hbase.tree_table, default "tsdb-tree" */
+    STORE_TABLE_SYS,      /* octsdb's own bookkeeping ("octsdb-sys"): data-dir layout */
+    STORE_TABLE_COUNT
+} store_table_t;
+
+typedef struct store store_t;
+typedef struct store_scanner store_scanner_t;
+
+typedef struct {
+    const char *dir;                              /* data dir; created if missing */
+    const char *table_names[STORE_TABLE_COUNT];   /* NULL entries take the defaults */
+    int read_only;                                /* open without the write lock */
+    size_t block_cache_mb;                        /* 0 = backend default */
+} store_options_t;
+
+/* Defaults: "tsdb", "tsdb-uid", "tsdb-meta", "tsdb-tree", "octsdb-sys". */
+const char *store_table_default_name(store_table_t t);
+
+/* One cell. In results, the slices point into memory owned by the
+ * store_result_t that holds them. In ops and checks, they are borrowed from
+ * the caller for the duration of the call only. */
+typedef struct {
+    oct_slice_t row;
+    oct_slice_t family;
+    oct_slice_t qualifier;
+    oct_slice_t value;
+} store_cell_t;
+
+/* A growable list of cells that owns their bytes. Initialise with
+ * STORE_RESULT_INIT or store_result_init; store_result_free releases it;
+ * store_result_reset empties it for reuse without freeing. Pointers into it
+ * stay valid until the next reset/free or the next call that appends to it. */
+typedef struct {
+    store_cell_t *cells;
+    size_t n;
+    /* private */
+    size_t cap;
+    uint8_t *buf;
+    size_t buf_len, buf_cap;
+} store_result_t;
+
+#define STORE_RESULT_INIT {0}
+void store_result_init(store_result_t *r);
+void store_result_reset(store_result_t *r);
+void store_result_free(store_result_t *r);
+/* Appends a copy of the cell (used by backends; also handy in tests). */
+void store_result_add(store_result_t *r, oct_slice_t row, oct_slice_t family,
+                      oct_slice_t qualifier, oct_slice_t value);
+
+typedef enum {
+    STORE_OP_PUT = 1,        /* set row/family:qualifier to value */
+    STORE_OP_DELETE_CELL,    /* remove row/family:qualifier (absent is fine) */
+    STORE_OP_DELETE_FAMILY,  /* remove every cell of row in family */
+    STORE_OP_DELETE_ROW,     /* remove every cell of row */
+} store_op_kind_t;
+
+typedef struct {
+    store_op_kind_t kind;
+    oct_slice_t part;        /* partition of the row */
+    store_cell_t cell;       /* value used by PUT only; qualifier by PUT/DELETE_CELL */
+} store_op_t;
+
+typedef enum {
+    STORE_CHECK_ABSENT = 1,  /* the cell must not exist */
+    STORE_CHECK_EQUALS,      /* the cell must exist with exactly this value */
+} store_check_kind_t;
+
+typedef struct {
+    store_check_kind_t kind;
+    store_cell_t cell;       /* value used by EQUALS only */
+} store_check_t;
+
+enum {
+    STORE_SYNC = 1u << 0,    /* durable on stable storage before returning */
+};
+
+/* Opens (creating if needed) the store in opts->dir; every table exists after
+ * a successful open. Returns OCT_ELOCKED if another process holds the dir,
+ * OCT_EIO otherwise, with detail in eb. *out is owned by the caller and must
+ * be released with store_close. May block. */
+OCT_MUST_CHECK int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb);
+
+/* Flushes what the backend holds in memory and releases everything. NULL ok. */
+void store_close(store_t *st);
+
+/* Appends the cells of one row (only 'family' if its len > 0) to 'out', in
+ * (family, qualifier) order. Returns the number of cells appended (0 = no such
+ * row), or a negative error. */
+OCT_MUST_CHECK int store_get(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row,
+                             oct_slice_t family, store_result_t *out, oct_errbuf_t *eb);
+
+/* Appends the single cell row/family:qualifier to 'out' if it exists.
+ * Returns 1 if found, 0 if not, or a negative error. */
+OCT_MUST_CHECK int store_get_cell(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row,
+                                  oct_slice_t family, oct_slice_t qualifier, store_result_t *out,
+                                  oct_errbuf_t *eb);
+
+typedef struct {
+    oct_slice_t part;
+    oct_slice_t row;
+} store_key_t;
+
+/* store_get for n rows, in the order given, into one result. Returns the total
+ * number of cells appended or a negative error. Rows may be in different
+ * partitions; the read is not a snapshot across them. */
+OCT_MUST_CHECK int store_multi_get(store_t *st, store_table_t t, const store_key_t *keys,
+                                   size_t n, oct_slice_t family, store_result_t *out,
+                                   oct_errbuf_t *eb);
+
+/* Applies n ops in order (a later op on the same cell wins). The ops of each
+ * partition are applied atomically; ops may span partitions (e.g. a flush of
+ * many series) with no atomicity across them. Returns 0 or a negative error. */
+OCT_MUST_CHECK int store_write(store_t *st, store_table_t t, const store_op_t *ops, size_t n,
+                               unsigned flags, oct_errbuf_t *eb);
+
+/* Conditional batch: atomically, if every check holds, applies every op;
+ * otherwise changes nothing and returns OCT_ECASFAIL. All ops must be in
+ * partition 'part' (their .part is ignored) and so must the checks; no other
+ * writer to that partition can interleave. Returns 0, OCT_ECASFAIL, or another
+ * negative error. */
+OCT_MUST_CHECK int store_cas(store_t *st, store_table_t t, oct_slice_t part,
+                             const store_check_t *checks, size_t n_checks, const store_op_t *ops,
+                             size_t n_ops, unsigned flags, oct_errbuf_t *eb);
+
+/* Atomic increment of an 8-byte signed big-endian counter cell (absent = 0),
+ * as HBase's atomicIncrement. Stores and returns (in *out_new) the new value.
+ * OCT_ECORRUPT if the existing value is not 8 bytes. */
+OCT_MUST_CHECK int store_incr(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row,
+                              oct_slice_t family, oct_slice_t qualifier, int64_t delta,
+                              int64_t *out_new, unsigned flags, oct_errbuf_t *eb);
+
+/* Keep a row when this returns nonzero. Must be thread-safe w.r.t. its ctx
+ * only for the scanner that uses it. */
+typedef int (*store_row_filter_fn)(void *ctx, oct_slice_t row);
+
+typedef struct {
+    oct_slice_t part;               /* required */
+    oct_slice_t start_row;          /* inclusive; len 0 = from the first row */
+    oct_slice_t stop_row;           /* exclusive; len 0 = to the last row */
+    oct_slice_t family;             /* len 0 = all families */
+    store_row_filter_fn row_filter; /* NULL = every row */
+    void *filter_ctx;
+} store_scan_spec_t;
+
+/* Opens an ordered scan over rows of one partition. The spec's slices are
+ * copied; the caller may free them after the call. The scanner sees a
+ * consistent snapshot of the partition taken at open. */
+OCT_MUST_CHECK int store_scan_open(store_t *st, store_table_t t, const store_scan_spec_t *spec,
+                                   store_scanner_t **out, oct_errbuf_t *eb);
+
+/* Resets 'row' and fills it with the next row's cells (all with the same row
+ * key). Returns 1 if a row was produced, 0 at the end, or a negative error. */
+OCT_MUST_CHECK int store_scan_next(store_scanner_t *sc, store_result_t *row, oct_errbuf_t *eb);
+
+void store_scan_close(store_scanner_t *sc);
+
+/* Calls cb for every partition of table t that holds at least one cell and
+ * whose bytes are in [start, stop) (len 0 = unbounded), in byte order. A
+ * nonzero return from cb stops the walk and is returned. */
+typedef int (*store_part_fn)(void *ctx, oct_slice_t part);
+OCT_MUST_CHECK int store_part_list(store_t *st, store_table_t t, oct_slice_t start,
+                                   oct_slice_t stop, store_part_fn cb, void *ctx,
+                                   oct_errbuf_t *eb);
+
+/* Forces everything written so far onto stable storage (memtables flushed).
+ * May block for a long time. */
+OCT_MUST_CHECK int store_flush(store_t *st, oct_errbuf_t *eb);
+
+/* Bytes the backend uses on disk for table t (live files, after flush). */
+OCT_MUST_CHECK int store_disk_usage(store_t *st, store_table_t t, uint64_t *out_bytes,
+                                    oct_errbuf_t *eb);
+
+#endif

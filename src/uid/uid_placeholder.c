@@ -1,0 +1,2 @@
+/* uid placeholder until the uid module lands. */
+typedef int oct_uid_placeholder_t;

@@ -1,0 +1,60 @@
+/* test_common.c -- common/: error codes, big-endian helpers, slices. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "common/bytes.h"
+#include "common/err.h"
+
+static void err_codes_have_distinct_texts(void **state)
+{
+    (void)state;
+    assert_string_equal(oct_strerror(OCT_ENOTFOUND), "not found");
+    assert_string_equal(oct_strerror(-ENOENT), strerror(ENOENT));
+    assert_string_equal(oct_strerror(-1999), "unknown error");
+    oct_errbuf_t eb;
+    assert_int_equal(oct_err(&eb, OCT_EPARSE, "bad %s at %d", "x", 7), OCT_EPARSE);
+    assert_string_equal(eb.msg, "bad x at 7");
+}
+
+static void be_roundtrip_all_widths(void **state)
+{
+    (void)state;
+    uint8_t b[8];
+    oct_put_be32(b, 0x50E22700u);
+    assert_int_equal(b[0], 0x50);
+    assert_int_equal(b[3], 0x00);
+    assert_int_equal(oct_get_be32(b), 0x50E22700u);
+    for (unsigned w = 1; w <= 8; w++) {
+        uint64_t v = w == 8 ? UINT64_MAX - 5 : ((uint64_t)1 << (8 * w)) - 2;
+        oct_put_be_n(b, v, w);
+        assert_true(oct_get_be_n(b, w) == v);
+        assert_int_equal(b[w - 1], (uint8_t)v);
+    }
+    oct_put_be64(b, 0x0102030405060708ull);
+    assert_int_equal(b[0], 1);
+    assert_int_equal(b[7], 8);
+}
+
+static void slice_cmp_is_memcmp_then_length(void **state)
+{
+    (void)state;
+    assert_true(oct_slice_cmp(oct_slice("ab", 2), oct_slice("abc", 3)) < 0);
+    assert_true(oct_slice_cmp(oct_slice("b", 1), oct_slice("abc", 3)) > 0);
+    assert_int_equal(oct_slice_cmp(oct_slice("", 0), oct_slice("", 0)), 0);
+    assert_true(oct_slice_eq(oct_slice_str("x"), oct_slice("x", 1)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(err_codes_have_distinct_texts),
+        cmocka_unit_test(be_roundtrip_all_widths),
+        cmocka_unit_test(slice_cmp_is_memcmp_then_length),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
