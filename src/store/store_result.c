@@ -33,28 +33,34 @@ void store_result_free(store_result_t *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Cells hold offsets into buf while it may still move; they are turned into
- * pointers after every append so callers always see valid slices. */
+/* Slices point into buf; before buf moves they are turned into offsets and
+ * back into pointers after, so callers always see valid slices (and no
+ * freed pointer is ever used). */
 void store_result_add(store_result_t *r, oct_slice_t row, oct_slice_t family,
                       oct_slice_t qualifier, oct_slice_t value)
 {
     size_t need = row.len + family.len + qualifier.len + value.len;
-    const uint8_t *old = r->buf;
     if (r->buf_len + need > r->buf_cap) {
         size_t cap = r->buf_cap ? r->buf_cap : 256;
         while (cap < r->buf_len + need) cap *= 2;
-        r->buf = xrealloc(r->buf, cap);
-        r->buf_cap = cap;
-    }
-    if (r->buf != old && old) {
-        /* rebase every slice that pointed into the old buffer */
+        size_t *offs = r->n ? xmalloc(4 * r->n * sizeof *offs) : NULL;
         for (size_t i = 0; i < r->n; i++) {
             store_cell_t *c = &r->cells[i];
-            c->row.ptr = r->buf + (c->row.ptr - old);
-            c->family.ptr = r->buf + (c->family.ptr - old);
-            c->qualifier.ptr = r->buf + (c->qualifier.ptr - old);
-            c->value.ptr = r->buf + (c->value.ptr - old);
+            offs[4 * i] = (size_t)(c->row.ptr - r->buf);
+            offs[4 * i + 1] = (size_t)(c->family.ptr - r->buf);
+            offs[4 * i + 2] = (size_t)(c->qualifier.ptr - r->buf);
+            offs[4 * i + 3] = (size_t)(c->value.ptr - r->buf);
         }
+        r->buf = xrealloc(r->buf, cap);
+        r->buf_cap = cap;
+        for (size_t i = 0; i < r->n; i++) {
+            store_cell_t *c = &r->cells[i];
+            c->row.ptr = r->buf + offs[4 * i];
+            c->family.ptr = r->buf + offs[4 * i + 1];
+            c->qualifier.ptr = r->buf + offs[4 * i + 2];
+            c->value.ptr = r->buf + offs[4 * i + 3];
+        }
+        free(offs);
     }
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 16;
