@@ -1,2 +1,0 @@
-/* uid placeholder until the uid module lands. */
-typedef int oct_uid_placeholder_t;
