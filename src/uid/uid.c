@@ -1,0 +1,884 @@
+/* uid.c -- name <-> UID registry over the tsdb-uid table (see uid.h).
+ *
+ * Every mutation is a store_cas in the kind's partition, so it is atomic with
+ * respect to every other writer of that kind; reads go cache-first. The
+ * retry loops are bounded: a CAS only fails when another writer changed the
+ * partition, and every retry re-reads what it compares against. */
+#include "uid/uid.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "codec/name.h"
+#include "common/strbuf.h"
+#include "common/xmalloc.h"
+#include "uid/uid_cache.h"
+
+#define UID_CAS_ATTEMPTS 1000
+#define UID_RANDOM_ATTEMPTS 10
+
+typedef struct {
+    unsigned width;
+    uint64_t max;
+    int auto_create;
+    int random;
+    uid_cache_t *cache;
+    oct_slice_t qual;      /* "metrics" / "tagk" / "tagv": qualifier and partition */
+    oct_slice_t meta_qual; /* "metric_meta" / ... */
+} uid_kind_state_t;
+
+struct uid_registry {
+    store_t *st;
+    uid_kind_state_t k[CODEC_UID_N_KINDS];
+    char *allow_special;
+};
+
+static const oct_slice_t UID_FAM_ID = {(const uint8_t *)"id", 2};
+static const oct_slice_t UID_FAM_NAME = {(const uint8_t *)"name", 4};
+static const oct_slice_t UID_COUNTER_ROW = {(const uint8_t *)"", 1}; /* the single byte 0x00 */
+
+void uid_options_default(uid_options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
+        o->width[k] = 3;
+        o->auto_create[k] = k != CODEC_UID_METRIC;
+    }
+}
+
+int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **out,
+                      oct_errbuf_t *eb)
+{
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
+        if (opts->width[k] < 1 || opts->width[k] > 8)
+            return oct_err(eb, OCT_EINVAL, "UID width for %s must be 1..8, got %u",
+                           codec_uid_kind_qualifier((codec_uid_kind_t)k), opts->width[k]);
+    }
+    if (opts->random_metrics && opts->width[CODEC_UID_METRIC] > 7)
+        return oct_err(eb, OCT_EINVAL, "random metric UIDs need a metric width of at most 7 bytes");
+    uid_registry_t *r = xcalloc(1, sizeof *r);
+    r->st = st;
+    r->allow_special = xstrdup(opts->allow_specialchars ? opts->allow_specialchars : "");
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
+        uid_kind_state_t *s = &r->k[k];
+        s->width = opts->width[k];
+        s->max = codec_uid_max(s->width);
+        s->auto_create = opts->auto_create[k];
+        s->random = k == CODEC_UID_METRIC && opts->random_metrics;
+        s->cache = uid_cache_new();
+        s->qual = oct_slice_str(codec_uid_kind_qualifier((codec_uid_kind_t)k));
+        s->meta_qual = oct_slice_str(codec_uid_kind_meta_qualifier((codec_uid_kind_t)k));
+    }
+    *out = r;
+    return 0;
+}
+
+void uid_registry_close(uid_registry_t *r)
+{
+    if (!r) return;
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) uid_cache_free(r->k[k].cache);
+    free(r->allow_special);
+    free(r);
+}
+
+unsigned uid_width(const uid_registry_t *r, codec_uid_kind_t kind)
+{
+    return r->k[kind].width;
+}
+
+void uid_drop_caches(uid_registry_t *r)
+{
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) uid_cache_clear(r->k[k].cache);
+}
+
+static const char *uid_kind_str(const uid_kind_state_t *s)
+{
+    return (const char *)s->qual.ptr;
+}
+
+/* Callers only pass ids they checked against s->max. */
+static void uid_encode(const uid_kind_state_t *s, uint64_t id, uint8_t *out)
+{
+    oct_put_be_n(out, id, s->width);
+}
+
+/* "[0, 0, 1]" for an in-range id, the decimal number otherwise. */
+static const char *uid_javabytes(const uid_kind_state_t *s, uint64_t id, char *out, size_t cap)
+{
+    uint8_t b[8];
+    if (id <= s->max) {
+        uid_encode(s, id, b);
+        if (codec_uid_to_javabytes(b, s->width, out, cap) >= 0) return out;
+    }
+    snprintf(out, cap, "%llu", (unsigned long long)id);
+    return out;
+}
+
+static int uid_no_such_name(oct_errbuf_t *eb, const uid_kind_state_t *s, const uint8_t *name,
+                            size_t len)
+{
+    return oct_err(eb, OCT_ENOSUCHNAME, "No such name for '%s': '%.*s'", uid_kind_str(s),
+                   (int)(len > 1024 ? 1024 : len), (const char *)name);
+}
+
+static int uid_no_such_id(oct_errbuf_t *eb, const uid_kind_state_t *s, uint64_t id)
+{
+    char jb[64];
+    return oct_err(eb, OCT_ENOSUCHID, "No such unique ID for '%s': %s", uid_kind_str(s),
+                   uid_javabytes(s, id, jb, sizeof jb));
+}
+
+/* Reads the forward cell straight from the store (bypassing the cache).
+ * Returns 1 found, 0 absent, <0 error. */
+static int uid_read_forward(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t name,
+                            uint64_t *id, oct_errbuf_t *eb)
+{
+    store_result_t res = STORE_RESULT_INIT;
+    int rc = store_get_cell(r->st, STORE_TABLE_UID, s->qual, name, UID_FAM_ID, s->qual, &res, eb);
+    if (rc == 1) {
+        oct_slice_t v = res.cells[0].value;
+        if (v.len != s->width) {
+            rc = oct_err(eb, OCT_ECORRUPT,
+                         "Found id.length = %zu which is != %u required for '%s' (name '%.*s')",
+                         v.len, s->width, uid_kind_str(s), (int)name.len, (const char *)name.ptr);
+        } else {
+            *id = codec_uid_decode(v.ptr, s->width);
+        }
+    }
+    store_result_free(&res);
+    return rc;
+}
+
+/* Reads the reverse cell of 'id' into res (appended). 1 found, 0 absent, <0 error. */
+static int uid_read_reverse(uid_registry_t *r, uid_kind_state_t *s, uint64_t id,
+                            store_result_t *res, oct_errbuf_t *eb)
+{
+    uint8_t b[8];
+    uid_encode(s, id, b);
+    return store_get_cell(r->st, STORE_TABLE_UID, s->qual, oct_slice(b, s->width), UID_FAM_NAME,
+                          s->qual, res, eb);
+}
+
+/* Reads the counter: 1 and *c if present, 0 if absent (then *c = 0). */
+static int uid_read_counter(uid_registry_t *r, uid_kind_state_t *s, uint64_t *c,
+                            oct_errbuf_t *eb)
+{
+    store_result_t res = STORE_RESULT_INIT;
+    *c = 0;
+    int rc = store_get_cell(r->st, STORE_TABLE_UID, s->qual, UID_COUNTER_ROW, UID_FAM_ID, s->qual,
+                            &res, eb);
+    if (rc == 1) {
+        if (res.cells[0].value.len != 8) {
+            rc = oct_err(eb, OCT_ECORRUPT, "Invalid maximum ID for %s: should be on 8 bytes",
+                         uid_kind_str(s));
+        } else {
+            int64_t v = (int64_t)oct_get_be64(res.cells[0].value.ptr);
+            *c = v < 0 ? 0 : (uint64_t)v;
+        }
+    }
+    store_result_free(&res);
+    return rc;
+}
+
+int uid_get_id(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, size_t len,
+               uint64_t *id, oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    if (uid_cache_get_id(s->cache, name, len, id)) return 0;
+    if (len == 0 || len > UID_NAME_MAX) return uid_no_such_name(eb, s, name, len);
+    int rc = uid_read_forward(r, s, oct_slice(name, len), id, eb);
+    if (rc < 0) return rc;
+    if (rc == 0) return uid_no_such_name(eb, s, name, len);
+    uid_cache_put(s->cache, name, len, *id);
+    return 0;
+}
+
+int uid_get_name(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, uint8_t *buf, size_t cap,
+                 size_t *len, oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    long n = uid_cache_get_name(s->cache, id, buf, cap);
+    if (n >= 0) {
+        *len = (size_t)n;
+        return (size_t)n > cap ? oct_err(eb, OCT_ENOSPC, "name longer than %zu bytes", cap) : 0;
+    }
+    if (id == 0 || id > s->max) return uid_no_such_id(eb, s, id);
+    store_result_t res = STORE_RESULT_INIT;
+    int rc = uid_read_reverse(r, s, id, &res, eb);
+    if (rc == 1) {
+        oct_slice_t v = res.cells[0].value;
+        uid_cache_put(s->cache, v.ptr, v.len, id);
+        *len = v.len;
+        if (v.len > cap) {
+            rc = oct_err(eb, OCT_ENOSPC, "name longer than %zu bytes", cap);
+        } else {
+            if (v.len) memcpy(buf, v.ptr, v.len);
+            rc = 0;
+        }
+    } else if (rc == 0) {
+        rc = uid_no_such_id(eb, s, id);
+    }
+    store_result_free(&res);
+    return rc;
+}
+
+static int uid_validate(uid_registry_t *r, uid_kind_state_t *s, codec_uid_kind_t kind,
+                        const uint8_t *name, size_t len, oct_errbuf_t *eb)
+{
+    if (len > UID_NAME_MAX)
+        return oct_err(eb, OCT_EBADNAME, "Invalid %s name: longer than %d bytes", uid_kind_str(s),
+                       UID_NAME_MAX);
+    static const char *const what[CODEC_UID_N_KINDS] = {"metric name", "tag name", "tag value"};
+    return codec_name_validate(what[kind], (const char *)name, len, r->allow_special, eb);
+}
+
+/* One sequential assignment attempt. Returns 0 (assigned, *id set),
+ * OCT_ECASFAIL (raced: retry), or an error. */
+static int uid_assign_sequential(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t name,
+                                 uint64_t *id, oct_errbuf_t *eb)
+{
+    uint64_t c;
+    int have_counter = uid_read_counter(r, s, &c, eb);
+    if (have_counter < 0) return have_counter;
+    /* Skip UIDs whose reverse cell is taken (a store written by OpenTSDB can
+     * hold leaked reverse rows above its counter). */
+    uint64_t cand = c + 1;
+    for (;;) {
+        if (cand > s->max || cand == 0)
+            return oct_err(eb, OCT_EEXHAUSTED, "All Unique IDs for %s on %u bytes are already "
+                           "assigned!", uid_kind_str(s), s->width);
+        store_result_t res = STORE_RESULT_INIT;
+        int rc = uid_read_reverse(r, s, cand, &res, eb);
+        store_result_free(&res);
+        if (rc < 0) return rc;
+        if (rc == 0) break;
+        cand++;
+    }
+    uint8_t cbuf[8], nbuf[8], idb[8];
+    oct_put_be64(cbuf, c);
+    oct_put_be64(nbuf, cand);
+    uid_encode(s, cand, idb);
+    oct_slice_t ids = oct_slice(idb, s->width);
+    store_check_t checks[3] = {
+        {STORE_CHECK_ABSENT, {name, UID_FAM_ID, s->qual, {0}}},
+        {have_counter ? STORE_CHECK_EQUALS : STORE_CHECK_ABSENT,
+         {UID_COUNTER_ROW, UID_FAM_ID, s->qual, oct_slice(cbuf, 8)}},
+        {STORE_CHECK_ABSENT, {ids, UID_FAM_NAME, s->qual, {0}}},
+    };
+    /* Same outcome as OpenTSDB's increment, reverse, forward; in one step. */
+    store_op_t ops[3] = {
+        {STORE_OP_PUT, s->qual, {UID_COUNTER_ROW, UID_FAM_ID, s->qual, oct_slice(nbuf, 8)}},
+        {STORE_OP_PUT, s->qual, {ids, UID_FAM_NAME, s->qual, name}},
+        {STORE_OP_PUT, s->qual, {name, UID_FAM_ID, s->qual, ids}},
+    };
+    int rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 3, ops, 3, STORE_SYNC, eb);
+    if (rc == 0) *id = cand;
+    return rc;
+}
+
+static int uid_assign_random(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t name,
+                             uint64_t *id, oct_errbuf_t *eb)
+{
+    uint64_t cand = 0;
+    while (cand == 0) {
+        if (getrandom(&cand, sizeof cand, 0) != (ssize_t)sizeof cand)
+            return oct_err(eb, OCT_EIO, "getrandom failed");
+        cand &= s->max;
+    }
+    uint8_t idb[8];
+    uid_encode(s, cand, idb);
+    oct_slice_t ids = oct_slice(idb, s->width);
+    store_check_t checks[2] = {
+        {STORE_CHECK_ABSENT, {name, UID_FAM_ID, s->qual, {0}}},
+        {STORE_CHECK_ABSENT, {ids, UID_FAM_NAME, s->qual, {0}}},
+    };
+    store_op_t ops[2] = {
+        {STORE_OP_PUT, s->qual, {ids, UID_FAM_NAME, s->qual, name}},
+        {STORE_OP_PUT, s->qual, {name, UID_FAM_ID, s->qual, ids}},
+    };
+    int rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 2, ops, 2, STORE_SYNC, eb);
+    if (rc == 0) *id = cand;
+    return rc;
+}
+
+int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, size_t len,
+                      uint64_t *id, int *created, oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    if (created) *created = 0;
+    if (uid_cache_get_id(s->cache, name, len, id)) return 0;
+    int rc = uid_validate(r, s, kind, name, len, eb);
+    if (rc) return rc;
+    oct_slice_t nm = oct_slice(name, len);
+    int attempts = s->random ? UID_RANDOM_ATTEMPTS : UID_CAS_ATTEMPTS;
+    for (int i = 0; i < attempts; i++) {
+        rc = uid_read_forward(r, s, nm, id, eb);
+        if (rc < 0) return rc;
+        if (rc == 1) break; /* exists (possibly just assigned by a racer) */
+        rc = s->random ? uid_assign_random(r, s, nm, id, eb)
+                       : uid_assign_sequential(r, s, nm, id, eb);
+        if (rc == 0) {
+            if (created) *created = 1;
+            break;
+        }
+        if (rc != OCT_ECASFAIL) return rc;
+    }
+    if (rc == OCT_ECASFAIL)
+        return oct_err(eb, OCT_EIO, "Failed to assign an ID for %s '%.*s' after %d attempts",
+                       uid_kind_str(s), (int)len, (const char *)name, attempts);
+    uid_cache_put(s->cache, name, len, *id);
+    return 0;
+}
+
+int uid_resolve_for_write(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name,
+                          size_t len, uint64_t *id, oct_errbuf_t *eb)
+{
+    if (r->k[kind].auto_create) return uid_get_or_create(r, kind, name, len, id, NULL, eb);
+    return uid_get_id(r, kind, name, len, id, eb);
+}
+
+int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name, size_t old_len,
+               const uint8_t *new_name, size_t new_len, oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    int rc = uid_validate(r, s, kind, new_name, new_len, eb);
+    if (rc) return rc;
+    oct_slice_t on = oct_slice(old_name, old_len), nn = oct_slice(new_name, new_len);
+    for (int i = 0; i < UID_CAS_ATTEMPTS; i++) {
+        uint64_t id, other;
+        rc = uid_read_forward(r, s, on, &id, eb);
+        if (rc < 0) return rc;
+        if (rc == 0) return uid_no_such_name(eb, s, old_name, old_len);
+        rc = uid_read_forward(r, s, nn, &other, eb);
+        if (rc < 0) return rc;
+        if (rc == 1) {
+            char jb[64];
+            return oct_err(eb, OCT_EEXISTS, "An UID with name %.*s for %s already exists: new "
+                           "name already assigned ID=%s", (int)new_len, (const char *)new_name,
+                           uid_kind_str(s), uid_javabytes(s, other, jb, sizeof jb));
+        }
+        uint8_t idb[8];
+        uid_encode(s, id, idb);
+        oct_slice_t ids = oct_slice(idb, s->width);
+        store_check_t checks[2] = {
+            {STORE_CHECK_EQUALS, {on, UID_FAM_ID, s->qual, ids}},
+            {STORE_CHECK_ABSENT, {nn, UID_FAM_ID, s->qual, {0}}},
+        };
+        store_op_t ops[3] = {
+            {STORE_OP_PUT, s->qual, {ids, UID_FAM_NAME, s->qual, nn}},
+            {STORE_OP_PUT, s->qual, {nn, UID_FAM_ID, s->qual, ids}},
+            {STORE_OP_DELETE_CELL, s->qual, {on, UID_FAM_ID, s->qual, {0}}},
+        };
+        rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 2, ops, 3, STORE_SYNC, eb);
+        if (rc == OCT_ECASFAIL) continue;
+        if (rc) return rc;
+        uid_cache_remove_name(s->cache, old_name, old_len);
+        uid_cache_put(s->cache, new_name, new_len, id);
+        return 0;
+    }
+    return oct_err(eb, OCT_EIO, "rename of '%.*s' kept racing with other writers", (int)old_len,
+                   (const char *)old_name);
+}
+
+int uid_delete(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, size_t len,
+               oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    oct_slice_t nm = oct_slice(name, len);
+    for (int i = 0; i < UID_CAS_ATTEMPTS; i++) {
+        uint64_t id;
+        int rc = uid_read_forward(r, s, nm, &id, eb);
+        if (rc < 0) return rc;
+        if (rc == 0) return uid_no_such_name(eb, s, name, len);
+        store_result_t rev = STORE_RESULT_INIT;
+        rc = uid_read_reverse(r, s, id, &rev, eb);
+        if (rc < 0) {
+            store_result_free(&rev);
+            return rc;
+        }
+        /* Only drop the reverse cell if it really names us: a damaged store
+         * may have it pointing at another name. */
+        int reverse_is_ours = rc == 1 && oct_slice_eq(rev.cells[0].value, nm);
+        store_result_free(&rev);
+        uint8_t idb[8];
+        uid_encode(s, id, idb);
+        oct_slice_t ids = oct_slice(idb, s->width);
+        store_check_t checks[2] = {
+            {STORE_CHECK_EQUALS, {nm, UID_FAM_ID, s->qual, ids}},
+            {STORE_CHECK_EQUALS, {ids, UID_FAM_NAME, s->qual, nm}},
+        };
+        store_op_t ops[3] = {
+            {STORE_OP_DELETE_CELL, s->qual, {nm, UID_FAM_ID, s->qual, {0}}},
+            {STORE_OP_DELETE_CELL, s->qual, {ids, UID_FAM_NAME, s->qual, {0}}},
+            {STORE_OP_DELETE_CELL, s->qual, {ids, UID_FAM_NAME, s->meta_qual, {0}}},
+        };
+        rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, reverse_is_ours ? 2 : 1, ops,
+                       reverse_is_ours ? 3 : 1, STORE_SYNC, eb);
+        if (rc == OCT_ECASFAIL) continue;
+        if (rc) return rc;
+        uid_cache_remove_name(s->cache, name, len);
+        if (reverse_is_ours) uid_cache_remove_id(s->cache, id);
+        return 0;
+    }
+    return oct_err(eb, OCT_EIO, "delete of '%.*s' kept racing with other writers", (int)len,
+                   (const char *)name);
+}
+
+/* The smallest key greater than every key starting with p: p with its last
+ * non-0xFF byte incremented and the rest dropped. Returns the length (0 when
+ * p is all 0xFF: no upper bound). */
+static size_t uid_prefix_end(const uint8_t *p, size_t n, uint8_t *out)
+{
+    while (n > 0 && p[n - 1] == 0xFF) n--;
+    if (n == 0) return 0;
+    memcpy(out, p, n);
+    out[n - 1]++;
+    return n;
+}
+
+static int uid_scan_forward(uid_registry_t *r, uid_kind_state_t *s, const uint8_t *prefix,
+                            size_t plen, size_t max, uid_name_fn cb, void *ctx, oct_errbuf_t *eb)
+{
+    uint8_t endb[UID_NAME_MAX];
+    if (plen > UID_NAME_MAX) return 0;
+    /* Row 0x00 is the counter; every valid name starts above it. Unlike
+     * OpenTSDB, an empty prefix is not limited to ["!", "~"): names that start
+     * with a non-ASCII letter are suggested too. */
+    static const uint8_t first_name_row[1] = {0x01};
+    store_scan_spec_t spec = {
+        .part = s->qual,
+        .start_row = plen ? oct_slice(prefix, plen) : oct_slice(first_name_row, 1),
+        .stop_row = oct_slice(endb, plen ? uid_prefix_end(prefix, plen, endb) : 0),
+        .family = UID_FAM_ID,
+    };
+    store_scanner_t *sc;
+    int rc = store_scan_open(r->st, STORE_TABLE_UID, &spec, &sc, eb);
+    if (rc) return rc;
+    store_result_t row = STORE_RESULT_INIT;
+    size_t n = 0;
+    while (n < max && (rc = store_scan_next(sc, &row, eb)) == 1) {
+        for (size_t i = 0; i < row.n; i++) {
+            store_cell_t *c = &row.cells[i];
+            if (!oct_slice_eq(c->qualifier, s->qual) || c->value.len != s->width) continue;
+            uint64_t id = codec_uid_decode(c->value.ptr, s->width);
+            n++;
+            int stop = cb(ctx, c->row.ptr, c->row.len, id);
+            if (stop) {
+                rc = 0;
+                goto done;
+            }
+            break;
+        }
+    }
+    if (rc == 1) rc = 0;
+done:
+    store_result_free(&row);
+    store_scan_close(sc);
+    return rc;
+}
+
+int uid_suggest(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *prefix, size_t prefix_len,
+                size_t max, uid_name_fn cb, void *ctx, oct_errbuf_t *eb)
+{
+    if (max < 1) return oct_err(eb, OCT_EINVAL, "Count must be greater than 0");
+    return uid_scan_forward(r, &r->k[kind], prefix, prefix_len, max, cb, ctx, eb);
+}
+
+int uid_foreach(uid_registry_t *r, codec_uid_kind_t kind, uid_name_fn cb, void *ctx,
+                oct_errbuf_t *eb)
+{
+    return uid_scan_forward(r, &r->k[kind], NULL, 0, SIZE_MAX, cb, ctx, eb);
+}
+
+int uid_counter(uid_registry_t *r, codec_uid_kind_t kind, uint64_t *out, oct_errbuf_t *eb)
+{
+    int rc = uid_read_counter(r, &r->k[kind], out, eb);
+    return rc < 0 ? rc : 0;
+}
+
+static const char *const uid_meta_type_names[CODEC_UID_N_KINDS] = {"METRIC", "TAGK", "TAGV"};
+
+int uid_meta_put(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, const uid_meta_t *meta,
+                 oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    uint8_t name[UID_NAME_MAX];
+    size_t nlen;
+    int rc = uid_get_name(r, kind, id, name, sizeof name, &nlen, eb);
+    if (rc) return rc;
+    oct_strbuf_t j = OCT_STRBUF_INIT;
+    const char *fields[3] = {meta->display_name, meta->description, meta->notes};
+    const char *keys[3] = {"displayName", "description", "notes"};
+    oct_strbuf_printf(&j, "{\"type\":\"%s\"", uid_meta_type_names[kind]);
+    for (int i = 0; i < 3; i++) {
+        oct_strbuf_printf(&j, ",\"%s\":", keys[i]);
+        const char *v = fields[i] ? fields[i] : "";
+        oct_strbuf_json_string(&j, v, strlen(v));
+    }
+    oct_strbuf_printf(&j, ",\"created\":%lld,\"custom\":%s}", (long long)meta->created,
+                      meta->custom_json ? meta->custom_json : "null");
+    uint8_t idb[8];
+    uid_encode(s, id, idb);
+    store_op_t op = {STORE_OP_PUT, s->qual,
+                     {oct_slice(idb, s->width), UID_FAM_NAME, s->meta_qual,
+                      oct_slice(j.ptr, j.len)}};
+    rc = store_write(r->st, STORE_TABLE_UID, &op, 1, 0, eb);
+    oct_strbuf_free(&j);
+    return rc;
+}
+
+int uid_meta_get_json(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, store_result_t *out,
+                      oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    uint8_t idb[8];
+    uid_encode(s, id, idb);
+    return store_get_cell(r->st, STORE_TABLE_UID, s->qual, oct_slice(idb, s->width),
+                          UID_FAM_NAME, s->meta_qual, out, eb);
+}
+
+/* ---- fsck ------------------------------------------------------------ */
+
+typedef struct {
+    const uint8_t *name;
+    size_t name_len;
+    const uint8_t *id; /* raw bytes as stored */
+    size_t id_len;
+} uid_pair_t;
+
+typedef struct {
+    uid_registry_t *r;
+    const uid_fsck_opts_t *opts;
+    uid_fsck_report_fn cb;
+    void *ctx;
+    uid_fsck_stats_t *st;
+    oct_errbuf_t *eb;
+    codec_uid_kind_t kind;
+} uid_fsck_t;
+
+static void uid_fsck_report(uid_fsck_t *f, uid_fsck_problem_t p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void uid_fsck_report(uid_fsck_t *f, uid_fsck_problem_t p, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    f->st->found[p]++;
+    f->st->errors++;
+    if (f->cb) f->cb(f->ctx, f->kind, p, msg);
+}
+
+static int uid_pair_cmp_name(const void *a, const void *b)
+{
+    const uid_pair_t *x = a, *y = b;
+    return oct_slice_cmp(oct_slice(x->name, x->name_len), oct_slice(y->name, y->name_len));
+}
+
+static int uid_pair_cmp_id(const void *a, const void *b)
+{
+    const uid_pair_t *x = a, *y = b;
+    int c = oct_slice_cmp(oct_slice(x->id, x->id_len), oct_slice(y->id, y->id_len));
+    return c ? c : uid_pair_cmp_name(a, b);
+}
+
+static const uid_pair_t *uid_pairs_find_id(const uid_pair_t *v, size_t n, oct_slice_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = oct_slice_cmp(oct_slice(v[mid].id, v[mid].id_len), id);
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && oct_slice_eq(oct_slice(v[lo].id, v[lo].id_len), id) ? &v[lo] : NULL;
+}
+
+static const uid_pair_t *uid_pairs_find_name(const uid_pair_t *v, size_t n, oct_slice_t name)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = oct_slice_cmp(oct_slice(v[mid].name, v[mid].name_len), name);
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && oct_slice_eq(oct_slice(v[lo].name, v[lo].name_len), name) ? &v[lo] : NULL;
+}
+
+static int uid_fsck_apply(uid_fsck_t *f, const store_op_t *ops, size_t n)
+{
+    int rc = store_write(f->r->st, STORE_TABLE_UID, ops, n, STORE_SYNC, f->eb);
+    if (rc == 0) f->st->fixed++;
+    return rc;
+}
+
+static char *uid_fsck_hex(const uint8_t *b, size_t n, char *out, size_t cap)
+{
+    size_t i;
+    for (i = 0; i < n && 2 * i + 2 < cap; i++) snprintf(out + 2 * i, 3, "%02X", b[i]);
+    out[2 * i] = '\0';
+    return out;
+}
+
+/* Checks one kind's partition. */
+static int uid_fsck_kind(uid_fsck_t *f)
+{
+    uid_kind_state_t *s = &f->r->k[f->kind];
+    const uid_fsck_opts_t *o = f->opts;
+    store_result_t all = STORE_RESULT_INIT, row = STORE_RESULT_INIT;
+    store_scan_spec_t spec = {.part = s->qual};
+    store_scanner_t *sc;
+    int rc = store_scan_open(f->r->st, STORE_TABLE_UID, &spec, &sc, f->eb);
+    if (rc) return rc;
+    while ((rc = store_scan_next(sc, &row, f->eb)) == 1)
+        for (size_t i = 0; i < row.n; i++) {
+            store_cell_t *c = &row.cells[i];
+            store_result_add(&all, c->row, c->family, c->qualifier, c->value);
+        }
+    store_scan_close(sc);
+    store_result_free(&row);
+    if (rc < 0) goto out;
+
+    uid_pair_t *fwd = xcalloc(all.n + 1, sizeof *fwd), *rev = xcalloc(all.n + 1, sizeof *rev);
+    size_t nf = 0, nr = 0;
+    int have_counter = 0, counter_ok = 0;
+    uint64_t counter = 0, max_found = 0;
+    char hx[64], hx2[64];
+    for (size_t i = 0; i < all.n; i++) {
+        store_cell_t *c = &all.cells[i];
+        f->st->cells++;
+        int is_id = oct_slice_eq(c->family, UID_FAM_ID);
+        int is_name = oct_slice_eq(c->family, UID_FAM_NAME);
+        if (is_name && oct_slice_eq(c->qualifier, s->meta_qual)) continue; /* UIDMeta */
+        if ((!is_id && !is_name) || !oct_slice_eq(c->qualifier, s->qual)) {
+            uid_fsck_report(f, UID_FSCK_UNKNOWN_QUALIFIER, "Unknown cell %.*s:%.*s in row %s",
+                            (int)c->family.len, (const char *)c->family.ptr,
+                            (int)c->qualifier.len, (const char *)c->qualifier.ptr,
+                            uid_fsck_hex(c->row.ptr, c->row.len, hx, sizeof hx));
+            if (o->fix && o->delete_unknown) {
+                store_op_t op = {STORE_OP_DELETE_CELL, s->qual,
+                                 {c->row, c->family, c->qualifier, {0}}};
+                if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free;
+            }
+            continue;
+        }
+        if (is_id && oct_slice_eq(c->row, UID_COUNTER_ROW)) {
+            have_counter = 1;
+            if (c->value.len != 8) {
+                uid_fsck_report(f, UID_FSCK_BAD_COUNTER,
+                                "Invalid maximum ID for %s: should be on 8 bytes, found %zu",
+                                uid_kind_str(s), c->value.len);
+            } else {
+                counter_ok = 1;
+                int64_t v = (int64_t)oct_get_be64(c->value.ptr);
+                counter = v < 0 ? 0 : (uint64_t)v;
+            }
+            continue;
+        }
+        oct_slice_t id = is_id ? c->value : c->row;
+        oct_slice_t name = is_id ? c->row : c->value;
+        if (id.len != s->width) {
+            uid_fsck_report(f, UID_FSCK_BAD_WIDTH, "Invalid %s ID of length %zu (expected: %u) "
+                            "for name %.*s", uid_kind_str(s), id.len, s->width, (int)name.len,
+                            (const char *)name.ptr);
+            continue;
+        }
+        uint64_t v = codec_uid_decode(id.ptr, s->width);
+        if (v > max_found) max_found = v;
+        uid_pair_t p = {name.ptr, name.len, id.ptr, id.len};
+        if (is_id) fwd[nf++] = p;
+        else rev[nr++] = p;
+    }
+    /* fwd is in name order (scan order); a copy in id order finds UIDs that
+     * several names claim. rev sorted by id answers "what does id say". */
+    uid_pair_t *fwd_by_id = xmemdup(fwd, (nf + 1) * sizeof *fwd);
+    qsort(fwd_by_id, nf, sizeof *fwd_by_id, uid_pair_cmp_id);
+    qsort(rev, nr, sizeof *rev, uid_pair_cmp_id);
+
+    for (size_t i = 0; i < nf; i++) {
+        const uid_pair_t *p = &fwd_by_id[i];
+        oct_slice_t id = oct_slice(p->id, p->id_len);
+        size_t j = i + 1;
+        while (j < nf && oct_slice_eq(oct_slice(fwd_by_id[j].id, fwd_by_id[j].id_len), id)) j++;
+        if (j - i > 1) { /* several names on one UID */
+            oct_strbuf_t names = OCT_STRBUF_INIT, fixed = OCT_STRBUF_INIT;
+            oct_strbuf_puts(&fixed, "fsck");
+            for (size_t k = i; k < j; k++) {
+                oct_strbuf_printf(&names, "%s%.*s", k > i ? ", " : "",
+                                  (int)fwd_by_id[k].name_len, (const char *)fwd_by_id[k].name);
+                oct_strbuf_printf(&fixed, ".%.*s", (int)fwd_by_id[k].name_len,
+                                  (const char *)fwd_by_id[k].name);
+            }
+            uid_fsck_report(f, UID_FSCK_DUPLICATE_UID, "UID %s of %s is claimed by %zu names: %s",
+                            uid_fsck_hex(p->id, p->id_len, hx, sizeof hx), uid_kind_str(s),
+                            j - i, oct_strbuf_cstr(&names));
+            if (o->fix) {
+                /* Their data is a mix of all the names: keep it reachable
+                 * under a new name and free the names for clean series. */
+                size_t nops = 0;
+                store_op_t *ops = xcalloc(j - i + 2, sizeof *ops);
+                for (size_t k = i; k < j; k++)
+                    ops[nops++] = (store_op_t){
+                        STORE_OP_DELETE_CELL, s->qual,
+                        {oct_slice(fwd_by_id[k].name, fwd_by_id[k].name_len), UID_FAM_ID,
+                         s->qual, {0}}};
+                oct_slice_t fn = oct_slice(fixed.ptr, fixed.len);
+                ops[nops++] = (store_op_t){STORE_OP_PUT, s->qual, {fn, UID_FAM_ID, s->qual, id}};
+                ops[nops++] = (store_op_t){STORE_OP_PUT, s->qual, {id, UID_FAM_NAME, s->qual, fn}};
+                rc = uid_fsck_apply(f, ops, nops);
+                free(ops);
+            }
+            oct_strbuf_free(&names);
+            oct_strbuf_free(&fixed);
+            if (rc) goto out_free2;
+            i = j - 1;
+            continue;
+        }
+        const uid_pair_t *rv = uid_pairs_find_id(rev, nr, id);
+        int mismatch = rv && !oct_slice_eq(oct_slice(rv->name, rv->name_len),
+                                           oct_slice(p->name, p->name_len));
+        if (!rv || mismatch) {
+            if (!rv)
+                uid_fsck_report(f, UID_FSCK_FORWARD_NO_REVERSE,
+                                "Forward %s mapping is missing reverse mapping: %.*s -> %s",
+                                uid_kind_str(s), (int)p->name_len, (const char *)p->name,
+                                uid_fsck_hex(p->id, p->id_len, hx, sizeof hx));
+            else
+                uid_fsck_report(f, UID_FSCK_REVERSE_MISMATCH,
+                                "Forward %s mapping %.*s -> %s is different than reverse "
+                                "mapping: %s -> %.*s", uid_kind_str(s), (int)p->name_len,
+                                (const char *)p->name,
+                                uid_fsck_hex(p->id, p->id_len, hx, sizeof hx),
+                                uid_fsck_hex(p->id, p->id_len, hx2, sizeof hx2),
+                                (int)rv->name_len, (const char *)rv->name);
+            if (o->fix) {
+                store_op_t op = {STORE_OP_PUT, s->qual,
+                                 {id, UID_FAM_NAME, s->qual, oct_slice(p->name, p->name_len)}};
+                if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free2;
+            }
+        }
+    }
+    for (size_t i = 0; i < nr; i++) {
+        const uid_pair_t *p = &rev[i];
+        oct_slice_t name = oct_slice(p->name, p->name_len);
+        const uid_pair_t *fw = uid_pairs_find_name(fwd, nf, name);
+        if (fw && oct_slice_eq(oct_slice(fw->id, fw->id_len), oct_slice(p->id, p->id_len)))
+            continue;
+        /* The forward side of the mismatch case was repaired above when the
+         * UID's own forward name exists; what remains is a reverse cell that
+         * no forward cell agrees with. */
+        if (uid_pairs_find_id(fwd_by_id, nf, oct_slice(p->id, p->id_len))) continue;
+        uid_fsck_report(f, UID_FSCK_REVERSE_NO_FORWARD,
+                        "Reverse %s mapping is missing forward mapping: %.*s -> %s",
+                        uid_kind_str(s), (int)p->name_len, (const char *)p->name,
+                        uid_fsck_hex(p->id, p->id_len, hx, sizeof hx));
+        if (o->fix) {
+            oct_slice_t id = oct_slice(p->id, p->id_len);
+            store_op_t ops[2] = {
+                {STORE_OP_DELETE_CELL, s->qual, {id, UID_FAM_NAME, s->qual, {0}}},
+                {STORE_OP_DELETE_CELL, s->qual, {id, UID_FAM_NAME, s->meta_qual, {0}}},
+            };
+            if ((rc = uid_fsck_apply(f, ops, 2))) goto out_free2;
+        }
+    }
+    if ((have_counter && !counter_ok) || counter < max_found) {
+        if (counter_ok || !have_counter)
+            uid_fsck_report(f, UID_FSCK_COUNTER_BEHIND,
+                            "We found an ID of %llu for %s but the max ID is only %llu! Future "
+                            "IDs may be double-assigned!", (unsigned long long)max_found,
+                            uid_kind_str(s), (unsigned long long)counter);
+        if (o->fix) {
+            uint8_t b[8];
+            oct_put_be64(b, max_found);
+            store_op_t op = {STORE_OP_PUT, s->qual,
+                             {UID_COUNTER_ROW, UID_FAM_ID, s->qual, oct_slice(b, 8)}};
+            if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free2;
+        }
+    }
+    rc = 0;
+out_free2:
+    free(fwd_by_id);
+out_free:
+    free(fwd);
+    free(rev);
+out:
+    store_result_free(&all);
+    return rc;
+}
+
+typedef struct {
+    uid_fsck_t *f;
+    int rc;
+} uid_fsck_parts_t;
+
+/* Cells in partitions that are no UID kind are unknown to OpenTSDB's layout. */
+static int uid_fsck_foreign_part(void *ctx, oct_slice_t part)
+{
+    uid_fsck_parts_t *fp = ctx;
+    uid_fsck_t *f = fp->f;
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
+        if (oct_slice_eq(part, f->r->k[k].qual)) return 0;
+    store_scan_spec_t spec = {.part = part};
+    store_scanner_t *sc = NULL;
+    store_result_t row = STORE_RESULT_INIT;
+    int rc = store_scan_open(f->r->st, STORE_TABLE_UID, &spec, &sc, f->eb);
+    char hx[64];
+    while (rc == 0 && (rc = store_scan_next(sc, &row, f->eb)) == 1) {
+        for (size_t i = 0; i < row.n; i++) {
+            store_cell_t *c = &row.cells[i];
+            f->st->cells++;
+            uid_fsck_report(f, UID_FSCK_UNKNOWN_QUALIFIER, "Unknown cell %.*s:%.*s in row %s",
+                            (int)c->family.len, (const char *)c->family.ptr,
+                            (int)c->qualifier.len, (const char *)c->qualifier.ptr,
+                            uid_fsck_hex(c->row.ptr, c->row.len, hx, sizeof hx));
+            if (f->opts->fix && f->opts->delete_unknown) {
+                store_op_t op = {STORE_OP_DELETE_CELL, part,
+                                 {c->row, c->family, c->qualifier, {0}}};
+                if ((rc = uid_fsck_apply(f, &op, 1))) break;
+            }
+        }
+        if (rc < 0) break;
+        rc = 0;
+    }
+    if (rc == 1) rc = 0;
+    if (sc) store_scan_close(sc);
+    store_result_free(&row);
+    fp->rc = rc;
+    return rc ? 1 : 0;
+}
+
+int uid_fsck(uid_registry_t *r, const uid_fsck_opts_t *opts, uid_fsck_report_fn cb, void *ctx,
+             uid_fsck_stats_t *stats, oct_errbuf_t *eb)
+{
+    memset(stats, 0, sizeof *stats);
+    uid_fsck_t f = {r, opts, cb, ctx, stats, eb, CODEC_UID_METRIC};
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
+        f.kind = (codec_uid_kind_t)k;
+        int rc = uid_fsck_kind(&f);
+        if (rc) return rc;
+    }
+    f.kind = CODEC_UID_N_KINDS;
+    uid_fsck_parts_t fp = {&f, 0};
+    int rc = store_part_list(r->st, STORE_TABLE_UID, oct_slice(NULL, 0), oct_slice(NULL, 0),
+                             uid_fsck_foreign_part, &fp, eb);
+    if (fp.rc) return fp.rc;
+    if (rc < 0) return rc;
+    if (opts->fix && stats->fixed) uid_drop_caches(r);
+    return 0;
+}
+
+const char *uid_fsck_problem_name(uid_fsck_problem_t p)
+{
+    static const char *const names[UID_FSCK_PROBLEM_COUNT] = {
+        "bad counter",         "bad UID width",         "forward without reverse",
+        "reverse mismatch",    "UID with several names", "reverse without forward",
+        "counter behind",      "unknown cell",
+    };
+    return (unsigned)p < UID_FSCK_PROBLEM_COUNT ? names[p] : "?";
+}
