@@ -1,0 +1,877 @@
+/* block.c -- encoder, chooser and decoders of the block cell (docs/format/block.md).
+ *
+ * The encoder makes a few cheap passes over the points instead of building
+ * intermediate arrays, so it needs no scratch memory: one pass validates the
+ * timestamps and finds their unit, one finds the decimal exponent of the
+ * floats, then every candidate value encoding is sized exactly (the sizing and
+ * the writing share one routine, with a NULL writer meaning "count only") and
+ * the smallest is written. All arithmetic on timestamps and integer values is
+ * done on uint64_t so that the full int64 range wraps instead of overflowing;
+ * the decoder undoes it with the same wrapping arithmetic.
+ *
+ * Decoding goes through the iterator; codec_block_decode() is a loop over it.
+ * Every read is bounds-checked by the sticky bit reader, every field that
+ * could address memory (count, lengths, widths) is range-checked before use. */
+#include "codec/block.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/bytes.h"
+#include "common/err.h"
+
+#define FRAME       32 /* values per bit-packing frame */
+#define MAX_DEC_EXP 18 /* 10^18 is the largest power of ten in an int64 */
+#define N_SAMPLES   15 /* values sampled to pick a base */
+
+static const uint64_t pow10_u[MAX_DEC_EXP + 1] = {
+    1ull,
+    10ull,
+    100ull,
+    1000ull,
+    10000ull,
+    100000ull,
+    1000000ull,
+    10000000ull,
+    100000000ull,
+    1000000000ull,
+    10000000000ull,
+    100000000000ull,
+    1000000000000ull,
+    10000000000000ull,
+    100000000000000ull,
+    1000000000000000ull,
+    10000000000000000ull,
+    100000000000000000ull,
+    1000000000000000000ull,
+};
+/* Exact as doubles: every power of ten up to 10^22 is representable. */
+static const double pow10_d[MAX_DEC_EXP + 1] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+    1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+};
+
+static inline uint64_t dbits(double f)
+{
+    uint64_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline double bitsd(uint64_t u)
+{
+    double f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline unsigned bitlen(uint64_t v)
+{
+    return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+}
+
+static inline uint64_t raw_bits(const codec_point_t *p)
+{
+    return p->is_float ? dbits(p->val.f) : (uint64_t)p->val.i;
+}
+
+/* x / unit for the four timestamp units, as constant divisions (which the
+ * compiler turns into multiplications: the encoder divides every timestamp
+ * several times). */
+static inline uint64_t div_unit(uint64_t x, uint64_t unit)
+{
+    switch (unit) {
+    case 1:
+        return x;
+    case 10:
+        return x / 10;
+    case 100:
+        return x / 100;
+    default:
+        return x / 1000;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decimal detection                                                          */
+
+/* The scaled integer of float f at exponent e, if (double)m / 10^e gives f
+ * back bit for bit. Division (not multiplication by 10^-e) is what makes the
+ * check meaningful: IEEE division is correctly rounded, so it yields exactly
+ * the double nearest to the decimal m * 10^-e, which is what a parser made of
+ * the printed value. */
+static inline int dec_scale(double f, unsigned e, int64_t *m)
+{
+    double x = f * pow10_d[e];
+    if (!(fabs(x) <= 9007199254740992.0)) return 0; /* also rejects NaN, Inf */
+    int64_t r = (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+    if (dbits((double)r / pow10_d[e]) != dbits(f)) return 0;
+    *m = r;
+    return 1;
+}
+
+/* The smallest e for which every point maps to an exact int64, or -1. */
+static int find_dec_exp(const codec_point_t *pts, size_t n)
+{
+    unsigned e = 0;
+    int64_t m;
+    int first = 1, grew = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!pts[i].is_float) continue;
+        while (!dec_scale(pts[i].val.f, e, &m)) {
+            if (++e > MAX_DEC_EXP) return -1;
+            grew |= !first;
+        }
+        first = 0;
+    }
+    /* A value verified at a smaller e may not survive the final one (its
+     * scaled integer may pass 2^53), and integers must not overflow. When e
+     * never grew after the first float, every float was checked at it. */
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].is_float) {
+            if (grew && !dec_scale(pts[i].val.f, e, &m)) return -1;
+        } else if (e) {
+            int64_t prod;
+            if (__builtin_mul_overflow(pts[i].val.i, (int64_t)pow10_u[e], &prod)) return -1;
+        }
+    }
+    return (int)e;
+}
+
+/* The value of point p in the integer stream at exponent e (already proven
+ * to be exact by find_dec_exp). */
+static inline uint64_t point_m(const codec_point_t *p, unsigned e)
+{
+    if (!p->is_float) return (uint64_t)p->val.i * pow10_u[e];
+    double x = p->val.f * pow10_d[e];
+    return (uint64_t)(int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Integer stream                                                             */
+
+/* A sequence of int64 levels to pack: the points' values scaled by 10^e, or
+ * their timestamps' residuals from the grid ts0 + j * step units. */
+typedef struct {
+    const codec_point_t *pts;
+    size_t n;
+    int is_ts;
+    unsigned e;          /* values: decimal exponent */
+    uint64_t unit, step; /* timestamps: unit (ms) and grid step (units) */
+} src_t;
+
+static inline uint64_t src_level(const src_t *s, size_t j)
+{
+    if (!s->is_ts) return point_m(&s->pts[j], s->e);
+    return div_unit((uint64_t)s->pts[j].ts_ms - (uint64_t)s->pts[0].ts_ms, s->unit) -
+           (uint64_t)j * s->step;
+}
+
+/* First packed index: order 1 starts at the first difference, and timestamp
+ * residual 0 is always 0. */
+static inline size_t src_start(const src_t *s, unsigned order)
+{
+    return s->is_ts || order ? 1 : 0;
+}
+
+static inline uint64_t src_elem(const src_t *s, size_t j, unsigned order)
+{
+    return order ? src_level(s, j) - src_level(s, j - 1) : src_level(s, j);
+}
+
+static void isort(int64_t *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        int64_t v = a[i];
+        size_t j = i;
+        for (; j > 0 && a[j - 1] > v; j--)
+            a[j] = a[j - 1];
+        a[j] = v;
+    }
+}
+
+/* Median of up to N_SAMPLES evenly spaced sequence elements: a base that
+ * centres the zigzag values without being dragged by a counter reset. */
+static uint64_t src_sample_median(const src_t *s, unsigned order)
+{
+    int64_t v[N_SAMPLES];
+    size_t start = src_start(s, order), len = s->n - start, k = 0;
+    size_t step = len / N_SAMPLES ? len / N_SAMPLES : 1;
+    for (size_t j = 0; j < len && k < N_SAMPLES; j += step)
+        v[k++] = (int64_t)src_elem(s, start + j, order);
+    if (k == 0) return 0;
+    isort(v, k);
+    return (uint64_t)v[k / 2];
+}
+
+/* Picks the width of one frame and whether it patches outliers. Without
+ * escapes every value takes the frame's largest bit length. With them, a slot
+ * holding all ones (w bits) is an escape followed by 7 bits of length and the
+ * value itself, so one counter reset does not widen 31 other slots. Width 0
+ * with escapes is the sparse form: mostly zeros, the few others located by
+ * 6-bit slot numbers. The flagged form spends one bit per slot on "zero or
+ * not", for steps that are often zero but not rare (an integer gauge). The
+ * histograms of bit lengths (and of all-ones values, which must escape too)
+ * give each candidate's exact cost. */
+enum { FORM_PLAIN, FORM_ESCAPE, FORM_FLAGGED };
+
+static unsigned frame_width(const uint64_t *z, size_t cnt, int *esc)
+{
+    unsigned hist[65] = {0}, ones[65] = {0}, maxw = 0;
+    for (size_t k = 0; k < cnt; k++) {
+        unsigned b = bitlen(z[k]);
+        hist[b]++;
+        ones[b] += (z[k] & (z[k] + 1)) == 0; /* all ones: an escape at width b */
+        if (b > maxw) maxw = b;
+    }
+    uint64_t best = (uint64_t)maxw * cnt, above_bits = 0;
+    unsigned bw = maxw;
+    *esc = FORM_PLAIN;
+    /* flagged: one bit per slot, non-zero values stored as z - 1 */
+    if (maxw > 1 && hist[0] > 0) {
+        uint64_t maxz = 0;
+        for (size_t k = 0; k < cnt; k++)
+            if (z[k] > maxz) maxz = z[k];
+        unsigned fw = bitlen(maxz - 1) ? bitlen(maxz - 1) : 1;
+        uint64_t cost = cnt + (uint64_t)(cnt - hist[0]) * fw;
+        if (fw < 64 && cost < best) {
+            best = cost;
+            bw = fw;
+            *esc = FORM_FLAGGED;
+        }
+    }
+    for (unsigned w = maxw; w-- > 0;) {
+        /* values of bit length w + 1 become exceptions; 8 more header bits */
+        above_bits += (uint64_t)hist[w + 1] * (7 + w + 1);
+        uint64_t cost = w ? (uint64_t)w * cnt + above_bits + (uint64_t)ones[w] * (7 + w) + 8
+                          : above_bits + 6 * (cnt - hist[0]) + 6 + 8;
+        if (cost < best) {
+            best = cost;
+            bw = w;
+            *esc = FORM_ESCAPE;
+        }
+    }
+    return bw;
+}
+
+/* Slot of the first non-zero z at or after k in the frame, or 63 (none). */
+static inline unsigned next_nonzero(const uint64_t *z, size_t k, size_t cnt)
+{
+    for (; k < cnt; k++)
+        if (z[k]) return (unsigned)k;
+    return 63;
+}
+
+/* Writes (if w != NULL) and sizes the frames of an integer sequence.
+ * Returns their length in bits. */
+static uint64_t int_pass(const src_t *s, unsigned order, uint64_t base, bitw_t *w)
+{
+    size_t start = src_start(s, order), len = s->n - start;
+    uint64_t bits = 0, z[FRAME];
+    unsigned prev_w = 0;
+    int prev_esc = 0;
+    uint64_t prev = start ? src_level(s, start - 1) : 0;
+    for (size_t f = 0; f < len; f += FRAME) {
+        size_t cnt = len - f < FRAME ? len - f : FRAME;
+        for (size_t k = 0; k < cnt; k++) {
+            uint64_t l = src_level(s, start + f + k);
+            uint64_t x = order ? l - prev : l;
+            prev = l;
+            z[k] = zz_enc((int64_t)(x - base));
+        }
+        int esc;
+        unsigned wd = frame_width(z, cnt, &esc);
+        uint64_t ones = wd == 64 ? UINT64_MAX : (UINT64_C(1) << wd) - 1;
+        unsigned hdr = esc == prev_esc && wd == prev_w ? 1 : 9;
+        bits += hdr;
+        if (w) {
+            if (hdr == 1)
+                bitw_put32(w, 0, 1);
+            else
+                bitw_put32(w,
+                           esc == FORM_ESCAPE    ? 0x180u | wd
+                           : esc == FORM_FLAGGED ? 0x100u | (64 + wd)
+                                                 : 0x100u | wd,
+                           9);
+        }
+        if (esc == FORM_FLAGGED) {
+            bits += cnt; /* the flags; only non-zeros hold wd bits */
+            for (size_t k = 0; k < cnt; k++) {
+                if (z[k]) bits += wd;
+                if (!w) continue;
+                if (z[k]) {
+                    bitw_put32(w, 1, 1);
+                    bitw_put(w, z[k] - 1, wd);
+                } else {
+                    bitw_put32(w, 0, 1);
+                }
+            }
+            prev_w = wd;
+            prev_esc = esc;
+            continue;
+        }
+        bits += (uint64_t)wd * cnt;
+        if (esc && wd == 0) {
+            /* sparse: next slot number, then at that slot length + value */
+            bits += 6;
+            if (w) bitw_put32(w, next_nonzero(z, 0, cnt), 6);
+            for (size_t k = 0; k < cnt; k++) {
+                if (!z[k]) continue;
+                unsigned bl = bitlen(z[k]);
+                bits += 7 + bl + 6;
+                if (w) {
+                    bitw_put32(w, bl, 7);
+                    bitw_put(w, z[k], bl);
+                    bitw_put32(w, next_nonzero(z, k + 1, cnt), 6);
+                }
+            }
+            prev_w = wd;
+            prev_esc = esc;
+            continue;
+        }
+        for (size_t k = 0; k < cnt; k++) {
+            if (esc && z[k] >= ones) {
+                unsigned bl = bitlen(z[k]);
+                bits += 7 + bl;
+                if (w) {
+                    bitw_put(w, ones, wd);
+                    bitw_put32(w, bl, 7);
+                    bitw_put(w, z[k], bl);
+                }
+            } else if (w) {
+                bitw_put(w, z[k], wd);
+            }
+        }
+        prev_w = wd;
+        prev_esc = esc;
+    }
+    return bits;
+}
+
+/* The cheapest (order, base) for a sequence; returns its cost in bits,
+ * counting the header varints (base, and for values of order 1 the first
+ * level) and the section's padding. */
+static uint64_t int_choose(const src_t *s, unsigned *order, uint64_t *base)
+{
+    struct {
+        unsigned order;
+        uint64_t base;
+    } cand[3];
+    int nc = 0;
+    cand[nc].order = 0;
+    cand[nc++].base = src_sample_median(s, 0);
+    if (s->n >= 2) {
+        cand[nc].order = 1;
+        cand[nc++].base = 0;
+        cand[nc].order = 1;
+        cand[nc++].base = src_sample_median(s, 1);
+    }
+    uint64_t best = UINT64_MAX;
+    for (int c = 0; c < nc; c++) {
+        uint64_t bytes = uvarint_len(zz_enc((int64_t)cand[c].base));
+        if (cand[c].order && !s->is_ts) bytes += uvarint_len(zz_enc((int64_t)src_level(s, 0)));
+        bytes += (int_pass(s, cand[c].order, cand[c].base, NULL) + 7) / 8;
+        if (bytes * 8 < best) {
+            best = bytes * 8;
+            *order = cand[c].order;
+            *base = cand[c].base;
+        }
+    }
+    return best;
+}
+
+/* Reads sequence element j (j counts from the first packed element, the
+ * sequence has d->len elements). */
+static inline int ints_next(codec_block_ints_t *d, size_t j, uint64_t *x)
+{
+    bitr_t *r = &d->r;
+    unsigned slot = (unsigned)(j % FRAME);
+    uint64_t z;
+    if (slot == 0) {
+        if (bitr_bit(r)) { /* else: same width and form as the last frame */
+            d->esc = (uint8_t)bitr_bit(r);
+            d->width = (unsigned)bitr_get32(r, 7);
+            if (d->width > 64) {
+                if (d->esc) return -1;
+                d->esc = FORM_FLAGGED;
+                d->width -= 64;
+            }
+        }
+        if (d->esc == FORM_ESCAPE && d->width == 0) d->next = (uint8_t)bitr_get32(r, 6);
+    }
+    if (d->esc == FORM_FLAGGED) {
+        z = bitr_bit(r) ? bitr_get(r, d->width) + 1 : 0;
+    } else if (d->esc && d->width == 0) {
+        size_t cnt = d->len - (j - slot) < FRAME ? d->len - (j - slot) : FRAME;
+        /* slot numbers must increase and stay inside the frame */
+        if (d->next != 63 && (d->next < slot || d->next >= cnt)) return -1;
+        if (d->next == slot) {
+            unsigned bl = (unsigned)bitr_get32(r, 7);
+            if (bl == 0 || bl > 64) return -1;
+            z = bitr_get(r, bl);
+            d->next = (uint8_t)bitr_get32(r, 6);
+            if (d->next != 63 && d->next <= slot) return -1;
+        } else {
+            z = 0;
+        }
+    } else {
+        z = bitr_get(r, d->width);
+        if (d->esc && z == (d->width == 64 ? UINT64_MAX : (UINT64_C(1) << d->width) - 1)) {
+            unsigned bl = (unsigned)bitr_get32(r, 7);
+            if (bl > 64) return -1;
+            z = bitr_get(r, bl);
+        }
+    }
+    *x = (uint64_t)zz_dec(z) + d->base;
+    return r->err ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* XOR                                                                        */
+
+static uint64_t xor_pass(const codec_point_t *pts, size_t n, bitw_t *w)
+{
+    uint64_t prev = raw_bits(&pts[0]), bits = 64;
+    unsigned wlead = 65, wlen = 0; /* invalid window */
+    if (w) bitw_put(w, prev, 64);
+    for (size_t i = 1; i < n; i++) {
+        uint64_t r = raw_bits(&pts[i]), x = r ^ prev;
+        prev = r;
+        if (x == 0) {
+            bits += 1;
+            if (w) bitw_put32(w, 0, 1);
+            continue;
+        }
+        unsigned lead = (unsigned)__builtin_clzll(x), trail = (unsigned)__builtin_ctzll(x);
+        if (wlead <= 64 && lead >= wlead && trail >= 64 - wlead - wlen) {
+            bits += 2 + wlen;
+            if (w) {
+                bitw_put32(w, 2, 2);
+                bitw_put(w, x >> (64 - wlead - wlen), wlen);
+            }
+        } else {
+            wlead = lead;
+            wlen = 64 - lead - trail;
+            bits += 2 + 6 + 6 + wlen;
+            if (w) {
+                bitw_put32(w, 3, 2);
+                bitw_put32(w, wlead, 6);
+                bitw_put32(w, wlen - 1, 6);
+                bitw_put(w, x >> trail, wlen);
+            }
+        }
+    }
+    return bits;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Delta-of-delta timestamps                                                  */
+
+static const unsigned dod_payload[6] = {0, 4, 8, 16, 32, 64};
+
+/* Writes (if w != NULL) and sizes the delta-of-delta section. */
+static uint64_t dod_pass(const codec_point_t *pts, size_t n, uint64_t unit, bitw_t *w)
+{
+    uint64_t bits = 0;
+    if (n < 3) return 0;
+    uint64_t prev_d = div_unit((uint64_t)pts[1].ts_ms - (uint64_t)pts[0].ts_ms, unit);
+    for (size_t i = 2; i < n; i++) {
+        uint64_t d = div_unit((uint64_t)pts[i].ts_ms - (uint64_t)pts[i - 1].ts_ms, unit);
+        uint64_t z = zz_enc((int64_t)(d - prev_d));
+        prev_d = d;
+        unsigned k = z == 0 ? 0 : z < 16 ? 1 : z < 256 ? 2 : z < 65536 ? 3 : z >> 32 == 0 ? 4 : 5;
+        bits += (k < 5 ? k + 1 : 5) + dod_payload[k];
+        if (w) {
+            /* k ones then a terminating zero, except for the longest code */
+            if (k < 5)
+                bitw_put32(w, ((1u << k) - 1) << 1, k + 1);
+            else
+                bitw_put32(w, 0x1F, 5);
+            bitw_put(w, z, dod_payload[k]);
+        }
+    }
+    return bits;
+}
+
+/* Median timestamp delta (in units) of a sample: the grid step. */
+static uint64_t ts_median_delta(const codec_point_t *pts, size_t n, uint64_t unit)
+{
+    int64_t v[N_SAMPLES];
+    size_t k = 0, step = (n - 1) / N_SAMPLES ? (n - 1) / N_SAMPLES : 1;
+    for (size_t j = 1; j < n && k < N_SAMPLES; j += step)
+        v[k++] = (int64_t)div_unit((uint64_t)pts[j].ts_ms - (uint64_t)pts[j - 1].ts_ms, unit);
+    isort(v, k);
+    return (uint64_t)v[k / 2];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Encoder                                                                    */
+
+size_t codec_block_encode_bound(size_t n)
+{
+    /* header <= 80 bytes; bitmap n/8; per point at most 69 timestamp bits
+     * (DOD; the chooser never takes a larger GRID) and 78 XOR bits or 64 + 9/32
+     * integer-stream bits */
+    return 80 + (n + 7) / 8 + (n * 147 + 7) / 8 + 8;
+}
+
+static int put_svarint(uint8_t **p, uint8_t *end, uint64_t v)
+{
+    return uvarint_put(p, end, zz_enc((int64_t)v));
+}
+
+ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, size_t cap,
+                           codec_block_enc_t force, codec_block_info_t *info)
+{
+    codec_block_info_t inf = {CODEC_BLOCK_ENC_INT, 0, 0, CODEC_BLOCK_TS_DOD, 0};
+    uint8_t *p = out, *end = out + cap;
+    if (n > CODEC_BLOCK_MAX_POINTS) return OCT_EINVAL;
+    if (force != CODEC_BLOCK_ENC_AUTO && force != CODEC_BLOCK_ENC_INT &&
+        force != CODEC_BLOCK_ENC_XOR)
+        return OCT_EINVAL;
+
+    /* Pass 1: order, timestamp unit, regularity, value types. */
+    size_t n_float = 0;
+    unsigned k = 3;
+    int regular = n >= 2;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].is_float > 1) return OCT_EINVAL;
+        n_float += pts[i].is_float;
+        if (i == 0) continue;
+        if (pts[i].ts_ms <= pts[i - 1].ts_ms) return OCT_EINVAL;
+        uint64_t diff = (uint64_t)pts[i].ts_ms - (uint64_t)pts[0].ts_ms;
+        while (k && diff - div_unit(diff, pow10_u[k]) * pow10_u[k])
+            k--;
+        if (i >= 2 && (uint64_t)pts[i].ts_ms - (uint64_t)pts[i - 1].ts_ms !=
+                          (uint64_t)pts[1].ts_ms - (uint64_t)pts[0].ts_ms)
+            regular = 0;
+    }
+    if (n == 0) k = 0;
+    uint64_t unit = pow10_u[k];
+    unsigned types = n_float == 0 ? 0 : n_float == n ? 1 : 2;
+    inf.ts_unit_exp = k;
+
+    if (uvarint_put(&p, end, CODEC_BLOCK_VERSION) || uvarint_put(&p, end, n)) return OCT_ENOSPC;
+    if (n == 0) {
+        inf.enc = force == CODEC_BLOCK_ENC_AUTO ? CODEC_BLOCK_ENC_INT : force;
+        if (info) *info = inf;
+        return p - out;
+    }
+
+    /* Timestamps: regular, else the smaller of DOD and GRID. */
+    src_t tsrc = {pts, n, 1, 0, unit, 0};
+    unsigned ts_order = 0;
+    uint64_t ts_base = 0, ts_bits = 0;
+    if (regular) {
+        inf.ts_mode = CODEC_BLOCK_TS_REGULAR;
+    } else if (n >= 3) {
+        uint64_t dod = dod_pass(pts, n, unit, NULL);
+        /* Grid step candidates: the median delta (robust to gaps and slips)
+         * and the rounded mean (exact under symmetric jitter, where the
+         * median of noisy deltas can be off by a few ms and make the
+         * residuals drift). */
+        uint64_t span = div_unit((uint64_t)pts[n - 1].ts_ms - (uint64_t)pts[0].ts_ms, unit);
+        uint64_t steps[2] = {ts_median_delta(pts, n, unit),
+                             span / (n - 1) + (span % (n - 1) >= (n - 1 + 1) / 2)};
+        uint64_t grid = UINT64_MAX;
+        for (int c = 0; c < 2; c++) {
+            if (c == 1 && steps[1] == steps[0]) break;
+            src_t cand = tsrc;
+            unsigned o;
+            uint64_t b;
+            cand.step = steps[c];
+            uint64_t bits = int_choose(&cand, &o, &b) + 8 * uvarint_len(cand.step);
+            if (bits < grid) {
+                grid = bits;
+                tsrc.step = cand.step;
+                ts_order = o;
+                ts_base = b;
+            }
+        }
+        /* GRID's header holds step and base; DOD's the first delta */
+        uint64_t d1 = div_unit((uint64_t)pts[1].ts_ms - (uint64_t)pts[0].ts_ms, unit);
+        if (grid < (dod + 7) / 8 * 8 + 8 * uvarint_len(d1)) {
+            inf.ts_mode = CODEC_BLOCK_TS_GRID;
+        } else {
+            inf.ts_mode = CODEC_BLOCK_TS_DOD;
+            ts_bits = dod;
+        }
+    }
+
+    /* Values: the smaller of INT (if exact) and XOR. */
+    src_t vsrc = {pts, n, 0, 0, 1, 0};
+    int dexp = find_dec_exp(pts, n);
+    uint64_t best_bits = UINT64_MAX, val_base = 0;
+    if (dexp >= 0 && force != CODEC_BLOCK_ENC_XOR) {
+        vsrc.e = (unsigned)dexp;
+        best_bits = 8 + int_choose(&vsrc, &inf.order, &val_base);
+        inf.dec_exp = vsrc.e;
+    } else if (force == CODEC_BLOCK_ENC_INT) {
+        return OCT_EINVAL;
+    }
+    if (force != CODEC_BLOCK_ENC_INT) {
+        uint64_t bits = (xor_pass(pts, n, NULL) + 7) / 8 * 8;
+        if (bits < best_bits) {
+            inf.enc = CODEC_BLOCK_ENC_XOR;
+            inf.dec_exp = 0;
+            inf.order = 0;
+        }
+    }
+
+    /* Header. */
+    if (p >= end) return OCT_ENOSPC;
+    *p++ = (uint8_t)(types | (unsigned)inf.enc << 2 | (unsigned)inf.ts_mode << 4);
+    if (put_svarint(&p, end, (uint64_t)pts[0].ts_ms)) return OCT_ENOSPC;
+    if (n >= 2) {
+        if (p >= end) return OCT_ENOSPC;
+        *p++ = (uint8_t)(k | ts_order << 3);
+        uint64_t d = inf.ts_mode == CODEC_BLOCK_TS_GRID
+                         ? tsrc.step
+                         : div_unit((uint64_t)pts[1].ts_ms - (uint64_t)pts[0].ts_ms, unit);
+        if (uvarint_put(&p, end, d)) return OCT_ENOSPC;
+        if (inf.ts_mode == CODEC_BLOCK_TS_GRID) {
+            if (put_svarint(&p, end, ts_base)) return OCT_ENOSPC;
+            ts_bits = int_pass(&tsrc, ts_order, ts_base, NULL);
+        }
+        if (inf.ts_mode != CODEC_BLOCK_TS_REGULAR && uvarint_put(&p, end, (ts_bits + 7) / 8))
+            return OCT_ENOSPC;
+    }
+    if (types == 2) {
+        size_t nb = (n + 7) / 8;
+        if ((size_t)(end - p) < nb) return OCT_ENOSPC;
+        memset(p, 0, nb);
+        for (size_t i = 0; i < n; i++)
+            if (pts[i].is_float) p[i / 8] |= (uint8_t)(0x80u >> (i % 8));
+        p += nb;
+    }
+    if (inf.enc == CODEC_BLOCK_ENC_INT) {
+        if (p >= end) return OCT_ENOSPC;
+        *p++ = (uint8_t)(inf.dec_exp | inf.order << 5);
+        if (put_svarint(&p, end, val_base)) return OCT_ENOSPC;
+        if (inf.order && put_svarint(&p, end, src_level(&vsrc, 0))) return OCT_ENOSPC;
+    }
+
+    /* Sections. */
+    bitw_t w;
+    bitw_init(&w, p, (size_t)(end - p));
+    if (inf.ts_mode == CODEC_BLOCK_TS_DOD)
+        dod_pass(pts, n, unit, &w);
+    else if (inf.ts_mode == CODEC_BLOCK_TS_GRID)
+        int_pass(&tsrc, ts_order, ts_base, &w);
+    bitw_flush(&w);
+    if (inf.enc == CODEC_BLOCK_ENC_INT)
+        int_pass(&vsrc, inf.order, val_base, &w);
+    else
+        xor_pass(pts, n, &w);
+    p = bitw_flush(&w);
+    if (w.err) return OCT_ENOSPC;
+    if (info) *info = inf;
+    return p - out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoder                                                                    */
+
+static int get_svarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t z;
+    if (uvarint_get(p, end, &z)) return -1;
+    *v = (uint64_t)zz_dec(z);
+    return 0;
+}
+
+int codec_block_iter_init(codec_block_iter_t *it, const uint8_t *in, size_t len)
+{
+    const uint8_t *p = in, *end = in + len;
+    uint64_t v, n;
+    memset(it, 0, sizeof *it);
+    it->err = OCT_ECORRUPT; /* until the header is proven good */
+    if (len == 0 || in[0] != CODEC_BLOCK_VERSION) return OCT_ECORRUPT;
+    p++;
+    if (uvarint_get(&p, end, &n) || n > CODEC_BLOCK_MAX_POINTS) return OCT_ECORRUPT;
+    it->n = (uint32_t)n;
+    if (n == 0) {
+        if (p != end) return OCT_ECORRUPT;
+        bitr_init(&it->tsr, p, 0);
+        bitr_init(&it->tsi.r, p, 0);
+        bitr_init(&it->vali.r, p, 0);
+        it->err = 0;
+        return 0;
+    }
+    if (p >= end) return OCT_ECORRUPT;
+    unsigned flags = *p++;
+    it->types = flags & 3;
+    it->enc = (flags >> 2) & 3;
+    it->ts_mode = (flags >> 4) & 3;
+    if ((flags >> 6) || it->types == 3 || it->enc > 1 || it->ts_mode > 2) return OCT_ECORRUPT;
+    if (get_svarint(&p, end, &v)) return OCT_ECORRUPT;
+    it->ts0 = it->ts = (int64_t)v;
+    it->unit = 1;
+    uint64_t tsbytes = 0;
+    if (n >= 2) {
+        if (p >= end) return OCT_ECORRUPT;
+        unsigned h = *p++;
+        it->ts_order = (uint8_t)((h >> 3) & 1);
+        if ((h & 7) > 3 || (h >> 4) || (it->ts_order && it->ts_mode != CODEC_BLOCK_TS_GRID))
+            return OCT_ECORRUPT;
+        it->unit = pow10_u[h & 7];
+        if (uvarint_get(&p, end, &it->delta)) return OCT_ECORRUPT;
+        if (it->ts_mode == CODEC_BLOCK_TS_GRID && get_svarint(&p, end, &it->tsi.base))
+            return OCT_ECORRUPT;
+        if (it->ts_mode != CODEC_BLOCK_TS_REGULAR && uvarint_get(&p, end, &tsbytes))
+            return OCT_ECORRUPT;
+    } else if (it->ts_mode != CODEC_BLOCK_TS_DOD) {
+        return OCT_ECORRUPT;
+    }
+    if (it->types == 2) {
+        size_t nb = (size_t)(n + 7) / 8;
+        if ((size_t)(end - p) < nb) return OCT_ECORRUPT;
+        if (n % 8 && (p[nb - 1] & (0xFFu >> (n % 8)))) return OCT_ECORRUPT;
+        it->bitmap = p;
+        p += nb;
+    }
+    if (it->enc == CODEC_BLOCK_ENC_INT) {
+        if (p >= end) return OCT_ECORRUPT;
+        unsigned h = *p++;
+        it->dec_exp = h & 0x1F;
+        it->order = (h >> 5) & 1;
+        if ((h >> 6) || it->dec_exp > MAX_DEC_EXP || (it->types == 0 && it->dec_exp))
+            return OCT_ECORRUPT;
+        if (get_svarint(&p, end, &it->vali.base)) return OCT_ECORRUPT;
+        if (it->order && get_svarint(&p, end, &it->m)) return OCT_ECORRUPT;
+    } else {
+        it->lead = 65; /* invalid window */
+    }
+    if ((uint64_t)(end - p) < tsbytes) return OCT_ECORRUPT;
+    bitr_init(&it->tsr, p, it->ts_mode == CODEC_BLOCK_TS_DOD ? (size_t)tsbytes : 0);
+    bitr_init(&it->tsi.r, p, it->ts_mode == CODEC_BLOCK_TS_GRID ? (size_t)tsbytes : 0);
+    bitr_init(&it->vali.r, p + tsbytes, (size_t)(end - p - (ptrdiff_t)tsbytes));
+    it->tsi.len = (uint32_t)n - 1;
+    it->vali.len = (uint32_t)n - it->order;
+    it->err = 0;
+    return (int)n;
+}
+
+static int iter_fail(codec_block_iter_t *it)
+{
+    it->err = OCT_ECORRUPT;
+    return OCT_ECORRUPT;
+}
+
+int codec_block_iter_next(codec_block_iter_t *it, codec_point_t *pt)
+{
+    if (it->err) return it->err;
+    uint32_t i = it->i;
+    if (i == it->n) {
+        if (!bitr_at_clean_end(&it->tsr) || !bitr_at_clean_end(&it->tsi.r) ||
+            !bitr_at_clean_end(&it->vali.r))
+            return iter_fail(it);
+        return 0;
+    }
+
+    /* timestamp */
+    int64_t ts = it->ts;
+    if (i > 0) {
+        if (it->ts_mode == CODEC_BLOCK_TS_GRID) {
+            uint64_t x;
+            if (ints_next(&it->tsi, i - 1, &x)) return iter_fail(it);
+            it->ts_level = it->ts_order ? it->ts_level + x : x;
+            ts = (int64_t)((uint64_t)it->ts0 + (it->ts_level + i * it->delta) * it->unit);
+        } else {
+            if (i >= 2 && it->ts_mode == CODEC_BLOCK_TS_DOD) {
+                unsigned k = bitr_ones(&it->tsr, 5);
+                uint64_t z = bitr_get(&it->tsr, dod_payload[k]);
+                if (it->tsr.err) return iter_fail(it);
+                it->delta += (uint64_t)zz_dec(z);
+            }
+            ts = (int64_t)((uint64_t)ts + it->delta * it->unit);
+        }
+        if (ts <= it->ts) return iter_fail(it);
+    }
+    it->ts = ts;
+
+    /* value */
+    int is_float = it->types == 1 || (it->types == 2 && (it->bitmap[i / 8] & (0x80u >> (i % 8))));
+    if (it->enc == CODEC_BLOCK_ENC_INT) {
+        uint64_t m;
+        if (it->order == 1 && i == 0) {
+            m = it->m;
+        } else {
+            uint64_t x;
+            if (ints_next(&it->vali, i - it->order, &x)) return iter_fail(it);
+            m = it->order ? it->m + x : x;
+        }
+        it->m = m;
+        if (is_float) {
+            pt->val.f = (double)(int64_t)m / pow10_d[it->dec_exp];
+        } else if (it->dec_exp) {
+            int64_t sm = (int64_t)m, q = (int64_t)pow10_u[it->dec_exp];
+            if (sm % q) return iter_fail(it);
+            pt->val.i = sm / q;
+        } else {
+            pt->val.i = (int64_t)m;
+        }
+    } else {
+        bitr_t *r = &it->vali.r;
+        uint64_t raw;
+        if (i == 0) {
+            raw = bitr_get(r, 64);
+        } else if (!bitr_bit(r)) {
+            raw = it->m;
+        } else {
+            if (bitr_bit(r)) {
+                it->lead = (unsigned)bitr_get32(r, 6);
+                it->len = (unsigned)bitr_get32(r, 6) + 1;
+                if (it->lead + it->len > 64) return iter_fail(it);
+            } else if (it->lead > 64) {
+                return iter_fail(it);
+            }
+            raw = it->m ^ (bitr_get(r, it->len) << (64 - it->lead - it->len));
+        }
+        if (r->err) return iter_fail(it);
+        it->m = raw;
+        if (is_float)
+            pt->val.f = bitsd(raw);
+        else
+            pt->val.i = (int64_t)raw;
+    }
+    pt->ts_ms = ts;
+    pt->is_float = (uint8_t)is_float;
+    it->i = i + 1;
+    return 1;
+}
+
+int codec_block_count(const uint8_t *in, size_t len)
+{
+    codec_block_iter_t it;
+    return codec_block_iter_init(&it, in, len);
+}
+
+int codec_block_decode(const uint8_t *in, size_t len, codec_point_t *out, size_t cap)
+{
+    codec_block_iter_t it;
+    int n = codec_block_iter_init(&it, in, len);
+    if (n < 0) return n;
+    if ((size_t)n > cap) return OCT_ENOSPC;
+    for (int i = 0; i < n; i++)
+        if (codec_block_iter_next(&it, &out[i]) != 1) return OCT_ECORRUPT;
+    codec_point_t past_end;
+    if (codec_block_iter_next(&it, &past_end) != 0) return OCT_ECORRUPT;
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Qualifier                                                                  */
+
+void codec_block_qualifier(uint16_t seq, uint8_t out[CODEC_BLOCK_QUAL_LEN])
+{
+    out[0] = CODEC_BLOCK_QUAL_PREFIX;
+    oct_put_be16(out + 1, seq);
+}
+
+int codec_block_qualifier_parse(const uint8_t *qual, size_t len, uint16_t *seq)
+{
+    if (len != CODEC_BLOCK_QUAL_LEN || qual[0] != CODEC_BLOCK_QUAL_PREFIX) return 0;
+    if (seq) *seq = oct_get_be16(qual + 1);
+    return 1;
+}
