@@ -3,7 +3,8 @@
 # As root it runs apt-get; otherwise it prints the command to run.
 set -euo pipefail
 
-PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev libcmocka-dev)
+PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev libcmocka-dev
+      libmicrohttpd-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -94,3 +94,212 @@ int tu_run_octsdb(char **out, const char *const argv[])
     else free(buf);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+/* ---- the real daemon on a loopback port ------------------------------- */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <time.h>
+
+/* A port the kernel considers free right now. */
+static int tu_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+int tu_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0) return -1;
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int tu_send_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+size_t tu_recv_some(int fd, char *buf, size_t cap, int timeout_ms)
+{
+    size_t len = 0;
+    while (len + 1 < cap) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, timeout_ms) <= 0) break;
+        ssize_t r = recv(fd, buf + len, cap - 1 - len, 0);
+        if (r <= 0) break;
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+static void tu_print_log(const tu_tsd_t *t)
+{
+    FILE *f = fopen(t->log, "r");
+    char line[1024];
+    if (!f) return;
+    fprintf(stderr, "---- %s ----\n", t->log);
+    while (fgets(line, sizeof line, f)) fputs(line, stderr);
+    fclose(f);
+}
+
+int tu_tsd_start(tu_tsd_t *t, const char *const *extra)
+{
+    const char *bin = getenv("OCTSDB_BIN");
+    if (!bin) return -1;
+    if (!t->dir) t->dir = tu_tempdir();
+    snprintf(t->log, sizeof t->log, "%s.log", t->dir);
+    for (int attempt = 0; attempt < 5; attempt++) {
+        t->port = tu_free_port();
+        char port[32], datadir[4200];
+        snprintf(port, sizeof port, "--port=%d", t->port);
+        snprintf(datadir, sizeof datadir, "--datadir=%s", t->dir);
+        const char *argv[64] = {bin, "tsd", "--bind=127.0.0.1", port, datadir};
+        int n = 5;
+        for (int i = 0; extra && extra[i] && n < 62; i++) argv[n++] = extra[i];
+        argv[n] = NULL;
+        pid_t pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            int fd = open(t->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd >= 0) dup2(fd, 2);
+            int nul = open("/dev/null", O_RDWR);
+            if (nul >= 0) {
+                dup2(nul, 0);
+                dup2(nul, 1);
+            }
+            execv(bin, (char *const *)argv);
+            _exit(127);
+        }
+        t->pid = pid;
+        for (int i = 0; i < 400; i++) { /* 20 s */
+            int fd = tu_connect(t->port);
+            if (fd >= 0) {
+                close(fd);
+                return 0;
+            }
+            int st;
+            if (waitpid(pid, &st, WNOHANG) == pid) { /* died: port race or real error */
+                t->pid = 0;
+                break;
+            }
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        if (t->pid) {
+            kill(t->pid, SIGKILL);
+            waitpid(t->pid, NULL, 0);
+            t->pid = 0;
+        }
+    }
+    tu_print_log(t);
+    return -1;
+}
+
+int tu_tsd_stop(tu_tsd_t *t)
+{
+    if (t->pid <= 0) return -1;
+    int st = 0;
+    kill(t->pid, SIGTERM);
+    for (int i = 0; i < 600; i++) { /* 30 s */
+        if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
+            t->pid = 0;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    tu_print_log(t);
+    kill(t->pid, SIGKILL);
+    waitpid(t->pid, &st, 0);
+    t->pid = 0;
+    return -1;
+}
+
+void tu_tsd_kill(tu_tsd_t *t)
+{
+    if (t->pid <= 0) return;
+    kill(t->pid, SIGKILL);
+    waitpid(t->pid, NULL, 0);
+    t->pid = 0;
+}
+
+void tu_tsd_destroy(tu_tsd_t *t)
+{
+    if (t->pid > 0) tu_tsd_stop(t);
+    if (t->dir) {
+        tu_rmrf(t->dir);
+        remove(t->log);
+        free(t->dir);
+        t->dir = NULL;
+    }
+}
+
+int tu_http(int port, const char *method, const char *target, const char *headers,
+            const void *body, size_t body_len, char **resp, char **hdrs)
+{
+    if (resp) *resp = NULL;
+    if (hdrs) *hdrs = NULL;
+    int fd = tu_connect(port);
+    if (fd < 0) return -1;
+    char head[8192];
+    int n = snprintf(head, sizeof head,
+                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n%s"
+                     "Content-Length: %zu\r\n\r\n",
+                     method, target, headers ? headers : "", body ? body_len : 0);
+    if (tu_send_all(fd, head, (size_t)n) < 0 || (body && tu_send_all(fd, body, body_len) < 0)) {
+        close(fd);
+        return -1;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (cap - len < 4096) buf = realloc(buf, cap *= 2);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 30000) <= 0) break;
+        ssize_t r = recv(fd, buf + len, cap - len - 1, 0);
+        if (r <= 0) break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    int status = -1;
+    if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1) status = -1;
+    char *sep = strstr(buf, "\r\n\r\n");
+    if (sep) {
+        if (hdrs) {
+            *hdrs = strndup(buf, (size_t)(sep - buf) + 2);
+        }
+        if (resp) *resp = strdup(sep + 4);
+    }
+    free(buf);
+    return status;
+}

@@ -23,3 +23,39 @@ const char *tu_hex(const uint8_t *buf, size_t n);
 int tu_run_octsdb(char **out, const char *const argv[]);
 
 #endif
+
+/* ---- the real daemon on a loopback port ------------------------------- */
+
+typedef struct {
+    int pid;
+    int port;
+    char *dir;      /* data dir (malloc'd); kept across restarts */
+    char log[4096]; /* path of the daemon's stderr log */
+} tu_tsd_t;
+
+/* Starts `octsdb tsd --bind=127.0.0.1 --port=<free port> --datadir=<dir>`
+ * plus extra (NULL-terminated, may be NULL) and waits until it accepts
+ * connections (at most 20 s). A NULL t->dir gets a fresh temp dir. Returns 0
+ * or -1 (the log is printed to stderr then). */
+int tu_tsd_start(tu_tsd_t *t, const char *const *extra);
+/* SIGTERM and wait (clean shutdown); returns the exit status. */
+int tu_tsd_stop(tu_tsd_t *t);
+/* SIGKILL and wait. */
+void tu_tsd_kill(tu_tsd_t *t);
+/* Stops if running and removes the data dir. */
+void tu_tsd_destroy(tu_tsd_t *t);
+
+/* A connected TCP socket to 127.0.0.1:port, or -1. */
+int tu_connect(int port);
+/* Writes all of buf; returns 0 or -1. */
+int tu_send_all(int fd, const void *buf, size_t n);
+/* Reads until 'n' bytes, EOF, or timeout_ms of silence; returns bytes read
+ * into buf (NUL-terminated; cap includes the NUL). */
+size_t tu_recv_some(int fd, char *buf, size_t cap, int timeout_ms);
+
+/* One HTTP/1.1 request with `Connection: close`. headers: extra header lines
+ * each ending in "\r\n" (or NULL). Body may be NULL. Returns the status code
+ * (or -1), the response body in *resp (malloc'd, NUL-terminated; may be
+ * NULL) and, if hdrs is non-NULL, the raw response headers (malloc'd). */
+int tu_http(int port, const char *method, const char *target, const char *headers,
+            const void *body, size_t body_len, char **resp, char **hdrs);
