@@ -587,28 +587,20 @@ static int uid_pair_cmp_id(const void *a, const void *b)
     return c ? c : uid_pair_cmp_name(a, b);
 }
 
-static const uid_pair_t *uid_pairs_find_id(const uid_pair_t *v, size_t n, oct_slice_t id)
+/* Binary search in v sorted by id (by_id) or by name; the first match. */
+static const uid_pair_t *uid_pairs_find(const uid_pair_t *v, size_t n, oct_slice_t key, int by_id)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = oct_slice_cmp(oct_slice(v[mid].id, v[mid].id_len), id);
-        if (c < 0) lo = mid + 1;
+        oct_slice_t k = by_id ? oct_slice(v[mid].id, v[mid].id_len)
+                              : oct_slice(v[mid].name, v[mid].name_len);
+        if (oct_slice_cmp(k, key) < 0) lo = mid + 1;
         else hi = mid;
     }
-    return lo < n && oct_slice_eq(oct_slice(v[lo].id, v[lo].id_len), id) ? &v[lo] : NULL;
-}
-
-static const uid_pair_t *uid_pairs_find_name(const uid_pair_t *v, size_t n, oct_slice_t name)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = oct_slice_cmp(oct_slice(v[mid].name, v[mid].name_len), name);
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && oct_slice_eq(oct_slice(v[lo].name, v[lo].name_len), name) ? &v[lo] : NULL;
+    if (lo == n) return NULL;
+    oct_slice_t k = by_id ? oct_slice(v[lo].id, v[lo].id_len) : oct_slice(v[lo].name, v[lo].name_len);
+    return oct_slice_eq(k, key) ? &v[lo] : NULL;
 }
 
 static int uid_fsck_apply(uid_fsck_t *f, const store_op_t *ops, size_t n)
@@ -740,7 +732,7 @@ static int uid_fsck_kind(uid_fsck_t *f)
             i = j - 1;
             continue;
         }
-        const uid_pair_t *rv = uid_pairs_find_id(rev, nr, id);
+        const uid_pair_t *rv = uid_pairs_find(rev, nr, id, 1);
         int mismatch = rv && !oct_slice_eq(oct_slice(rv->name, rv->name_len),
                                            oct_slice(p->name, p->name_len));
         if (!rv || mismatch) {
@@ -767,13 +759,13 @@ static int uid_fsck_kind(uid_fsck_t *f)
     for (size_t i = 0; i < nr; i++) {
         const uid_pair_t *p = &rev[i];
         oct_slice_t name = oct_slice(p->name, p->name_len);
-        const uid_pair_t *fw = uid_pairs_find_name(fwd, nf, name);
+        const uid_pair_t *fw = uid_pairs_find(fwd, nf, name, 0);
         if (fw && oct_slice_eq(oct_slice(fw->id, fw->id_len), oct_slice(p->id, p->id_len)))
             continue;
         /* The forward side of the mismatch case was repaired above when the
          * UID's own forward name exists; what remains is a reverse cell that
          * no forward cell agrees with. */
-        if (uid_pairs_find_id(fwd_by_id, nf, oct_slice(p->id, p->id_len))) continue;
+        if (uid_pairs_find(fwd_by_id, nf, oct_slice(p->id, p->id_len), 1)) continue;
         uid_fsck_report(f, UID_FSCK_REVERSE_NO_FORWARD,
                         "Reverse %s mapping is missing forward mapping: %.*s -> %s",
                         uid_kind_str(s), (int)p->name_len, (const char *)p->name,
