@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev libcmocka-dev
-      libmicrohttpd-dev)
+      libmicrohttpd-dev libpcre2-dev tzdata)
 
 missing=()
 for p in "${PKGS[@]}"; do

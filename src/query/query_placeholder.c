@@ -1,0 +1,2 @@
+/* query placeholder until the first query module lands. */
+typedef int oct_query_placeholder_t;
