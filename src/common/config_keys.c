@@ -118,6 +118,16 @@ const oct_config__key_t oct_config__keys[] = {
     INT("tsd.storage.compaction.flush_speed", "2", 1, I32),
     /* Unused by OpenTSDB 2.4; `tsd --flush-interval` lands here (see config.c). ms. */
     INT("tsd.storage.flush_interval", "1000", 0, I32),
+    /* octsdb's own: a series-hour still open gets its unflushed points written to the store as
+     * an extra block once the oldest of them is this old (ms; 0 = only when the hour closes).
+     * 5 min keeps memory and WAL bounded at little write amplification for one TSD; set ~1000
+     * when several TSDs share a store so that each sees the others' points within a second. */
+    INT("tsd.storage.head.open_flush_ms", "300000", 0, I32),
+    /* octsdb's own: longest time (ms) a put waits in memory before the WAL thread write(2)s
+     * it: the kill -9 exposure of telnet puts. 10 ms costs ~100 syscalls/s. */
+    INT("tsd.storage.wal.flush_interval_ms", "10", 1, 60000),
+    /* octsdb's own: WAL segment size in MiB before a new segment is started. */
+    INT("tsd.storage.wal.segment_mb", "64", 1, 4096),
     BOOL("tsd.storage.enable_appends", "false"),
     BOOL("tsd.storage.repair_appends", "false"),
     BOOL("tsd.storage.fix_duplicates", "false"),

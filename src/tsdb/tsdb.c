@@ -11,6 +11,7 @@ struct tsdb {
     store_t *st;
     uid_registry_t *uids;
     tsdb_layout_t layout;
+    tsdb_writer_t *writer; /* NULL when read-only */
 };
 
 /* Where the layout lives in octsdb-sys; one row, one cell per setting. */
@@ -134,6 +135,10 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     uo.allow_specialchars = oct_config_get(cfg, "tsd.core.tag.allow_specialchars");
     rc = uid_registry_open(db->st, &uo, &db->uids, eb);
     if (rc) goto fail;
+    if (!(flags & TSDB_OPEN_READONLY)) {
+        rc = tsdb__writer_open(db, cfg, &db->writer, eb);
+        if (rc) goto fail;
+    }
     *out = db;
     return 0;
 fail:
@@ -144,9 +149,15 @@ fail:
 void tsdb_close(tsdb_t *db)
 {
     if (!db) return;
+    tsdb__writer_close(db->writer);
     uid_registry_close(db->uids);
     store_close(db->st);
     free(db);
+}
+
+tsdb_writer_t *tsdb__writer(tsdb_t *db)
+{
+    return db->writer;
 }
 
 store_t *tsdb_store(tsdb_t *db)

@@ -38,6 +38,18 @@ store_t *tsdb_store(tsdb_t *db);
 uid_registry_t *tsdb_uids(tsdb_t *db);
 const tsdb_layout_t *tsdb_layout(const tsdb_t *db);
 
+/* ---- internal to the tsdb module ------------------------------------- */
+
+/* The write path's state (tsdb/write.c): series, head, WAL, flush thread.
+ * Opened by tsdb_open after the UID registry (recovering the WAL, starting
+ * the threads; not for TSDB_OPEN_READONLY, where it is NULL) and closed first
+ * by tsdb_close (flushing every head). */
+typedef struct tsdb_writer tsdb_writer_t;
+OCT_MUST_CHECK int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out,
+                                     oct_errbuf_t *eb);
+void tsdb__writer_close(tsdb_writer_t *w);
+tsdb_writer_t *tsdb__writer(tsdb_t *db);
+
 /* The layout the configuration asks for. */
 OCT_MUST_CHECK int tsdb_layout_from_config(const oct_config_t *cfg, tsdb_layout_t *out,
                                            oct_errbuf_t *eb);

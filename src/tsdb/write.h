@@ -111,6 +111,8 @@ typedef struct {
     uint64_t wal_syncs;
     uint64_t blocks_flushed;
     uint64_t flush_errors;
+    uint64_t wal_replayed_records; /* valid WAL records replayed at open */
+    uint64_t wal_torn_bytes;       /* WAL bytes cut off at open (torn tail, corruption) */
 } tsdb_stats_t;
 
 void tsdb_stats(tsdb_t *db, tsdb_stats_t *out);

@@ -1,0 +1,383 @@
+/* flush.c -- moving the head into the store as block cells.
+ *
+ * A background thread runs a pass every tsd.storage.flush_interval ms (and
+ * tsdb_flush runs one with force). A pass visits every series; for each hour
+ * bucket it decides:
+ *   - final: the hour ended more than a grace (60 s) ago and the bucket has
+ *     been idle that long (or force): the row is compacted to ONE block cell
+ *     with seq 0 -- written directly when the row holds no block yet,
+ *     otherwise read, merged (duplicates as tsd.storage.fix_duplicates says)
+ *     and rewritten with the other seqs deleted, atomically (one partition).
+ *   - open: the oldest unflushed point is older than
+ *     tsd.storage.head.open_flush_ms (or force): the new points become an
+ *     extra block with the row's next seq; the final flush compacts them.
+ * A bucket's points move to its 'fl' array while being written, so puts go
+ * on into 'cur' and reads see both. Jobs are written in groups of up to 256
+ * rows per store_write; the last write of a pass is synced, then the WAL
+ * segments below the oldest one still referenced by the head are deleted.
+ * Only one pass runs at a time (flush_mu). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/block.h"
+#include "common/xmalloc.h"
+#include "tsdb/series.h"
+
+#define TW_JOBS 256
+
+typedef struct {
+    tw_series_t *s;
+    int64_t base_s;
+    const codec_point_t *pts; /* the bucket's fl */
+    uint32_t n;
+    int final;
+    int32_t next_seq; /* as known at pick time */
+    int32_t new_next; /* after the write */
+    uint64_t min_seg;
+    /* owned buffers for the store ops */
+    uint8_t key[CODEC_ROWKEY_MAX_SALT + 8 + 4 + TW_MAX_TSUID];
+    size_t klen;
+    uint8_t *val;
+    uint8_t qual[CODEC_BLOCK_QUAL_LEN];
+    uint8_t (*dels)[CODEC_BLOCK_QUAL_LEN];
+    size_t ndels;
+    size_t vlen;
+} tw_job_t;
+
+typedef struct {
+    tw_job_t jobs[TW_JOBS];
+    size_t n;
+    store_op_t *ops;
+    size_t ops_cap;
+} tw_pass_t;
+
+static tw_bucket_t *bucket_of(tw_series_t *s, int64_t base)
+{
+    for (uint32_t i = 0; i < s->nb; i++)
+        if (s->b[i].base_s == base) return &s->b[i];
+    return NULL;
+}
+
+/* Encodes pts into job->val. */
+static int encode_into(tw_job_t *j, const codec_point_t *pts, size_t n, oct_errbuf_t *eb)
+{
+    size_t cap = codec_block_encode_bound(n);
+    j->val = xmalloc(cap);
+    ssize_t r = codec_block_encode(pts, n, j->val, cap, CODEC_BLOCK_ENC_AUTO, NULL);
+    if (r < 0) return oct_err(eb, (int)r, "cannot encode a block of %zu points", n);
+    j->vlen = (size_t)r;
+    return 0;
+}
+
+/* Prepares the store ops of one job (reading the row when needed). */
+static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_errbuf_t *eb)
+{
+    int r = codec_rowkey_from_tsuid(&w->rk, j->s->tsuid, j->s->tsuid_len, j->base_s, j->key,
+                                    sizeof j->key, eb);
+    if (r < 0) return r;
+    j->klen = (size_t)r;
+    size_t plen = codec_rowkey_partition_prefix_len(&w->rk);
+    int32_t next = j->next_seq;
+    store_result_t row = STORE_RESULT_INIT;
+    tw_rpt_t *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    int have_row = 0;
+    if (next < 0 || (j->final && next > 0) || next > 65535) {
+        rc = store_get(w->st, STORE_TABLE_DATA, oct_slice(j->key, plen),
+                       oct_slice(j->key, j->klen), oct_slice_str(TW_FAMILY), &row, eb);
+        if (rc < 0) goto out;
+        have_row = 1;
+        next = -1;
+        for (size_t i = 0; i < row.n; i++) {
+            uint16_t seq;
+            if (codec_block_qualifier_parse(row.cells[i].qualifier.ptr,
+                                            row.cells[i].qualifier.len, &seq) &&
+                (int32_t)seq > next)
+                next = seq;
+        }
+        next++; /* 0 when the row holds no block */
+        rc = 0;
+    }
+    if (!j->final && next <= 65535) {
+        /* an extra block with the next seq */
+        codec_block_qualifier((uint16_t)next, j->qual);
+        rc = encode_into(j, j->pts, j->n, eb);
+        j->new_next = next + 1;
+        goto out;
+    }
+    codec_block_qualifier(0, j->qual);
+    j->new_next = 1;
+    if (next == 0) {
+        rc = encode_into(j, j->pts, j->n, eb);
+        goto out;
+    }
+    /* Compaction: every block of the row plus the flushed points -> seq 0. */
+    (void)have_row;
+    size_t nblk = 0;
+    for (size_t i = 0; i < row.n; i++) {
+        uint16_t seq;
+        if (!codec_block_qualifier_parse(row.cells[i].qualifier.ptr, row.cells[i].qualifier.len,
+                                         &seq))
+            continue;
+        nblk++;
+    }
+    /* only the block cells: OpenTSDB cells in the row stay as they are */
+    store_result_t blk = STORE_RESULT_INIT;
+    j->dels = xmalloc((nblk ? nblk : 1) * sizeof *j->dels);
+    for (size_t i = 0; i < row.n; i++) {
+        uint16_t seq;
+        if (!codec_block_qualifier_parse(row.cells[i].qualifier.ptr, row.cells[i].qualifier.len,
+                                         &seq))
+            continue;
+        store_result_add(&blk, row.cells[i].row, row.cells[i].family, row.cells[i].qualifier,
+                         row.cells[i].value);
+        if (seq != 0) codec_block_qualifier(seq, j->dels[j->ndels++]);
+    }
+    int32_t ms;
+    rc = tw_row_points(&blk, 0, blk.n, (uint32_t)j->base_s, INT64_MIN, INT64_MAX, &v, &n, &cap,
+                       &ms, eb);
+    store_result_free(&blk);
+    if (rc) goto out;
+    if (n + j->n > cap) {
+        cap = n + j->n;
+        v = xrealloc(v, cap * sizeof *v);
+    }
+    for (uint32_t i = 0; i < j->n; i++) v[n++] = (tw_rpt_t){j->pts[i], TW_RANK_FLUSHING};
+    codec_point_t *m = xmalloc((n ? n : 1) * sizeof *m);
+    size_t k = tw_merge_ranked(v, n, w->fix_dups, conflicts, m);
+    rc = encode_into(j, m, k, eb);
+    free(m);
+out:
+    free(v);
+    store_result_free(&row);
+    return rc;
+}
+
+/* Puts the points of a failed flush back into the head (cur is newer). */
+static void bucket_restore(tsdb_writer_t *w, tw_bucket_t *b)
+{
+    for (uint32_t i = 0; i < b->nfl; i++) {
+        const codec_point_t *p = &b->fl[i];
+        uint32_t lo = 0, hi = b->n;
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (b->cur[mid].ts_ms < p->ts_ms)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < b->n && b->cur[lo].ts_ms == p->ts_ms) {
+            if (!w->fix_dups) b->cur[lo] = *p; /* the first written stays */
+            continue;
+        }
+        if (b->n == b->cap) {
+            b->cap = b->cap ? 2 * b->cap : 8;
+            b->cur = xrealloc(b->cur, b->cap * sizeof *b->cur);
+        }
+        if (lo < b->n) memmove(&b->cur[lo + 1], &b->cur[lo], (b->n - lo) * sizeof *b->cur);
+        b->cur[lo] = *p;
+        b->n++;
+    }
+    if (b->fl_min_seg < b->cur_min_seg) b->cur_min_seg = b->fl_min_seg;
+    free(b->fl);
+    b->fl = NULL;
+    b->nfl = 0;
+    b->fl_min_seg = UINT64_MAX;
+}
+
+static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
+{
+    int rc = 0;
+    uint64_t conflicts = 0;
+    size_t nops = 0;
+    size_t plen = codec_rowkey_partition_prefix_len(&w->rk);
+    for (size_t i = 0; i < ps->n && !rc; i++) {
+        tw_job_t *j = &ps->jobs[i];
+        rc = job_prepare(w, j, &conflicts, eb);
+        if (rc) break;
+        size_t need = nops + 1 + j->ndels;
+        if (need > ps->ops_cap) {
+            ps->ops_cap = need * 2;
+            ps->ops = xrealloc(ps->ops, ps->ops_cap * sizeof *ps->ops);
+        }
+        oct_slice_t part = oct_slice(j->key, plen), rowk = oct_slice(j->key, j->klen);
+        ps->ops[nops++] = (store_op_t){STORE_OP_PUT, part,
+                                       {rowk, oct_slice_str(TW_FAMILY),
+                                        oct_slice(j->qual, CODEC_BLOCK_QUAL_LEN),
+                                        oct_slice(j->val, j->vlen)}};
+        for (size_t d = 0; d < j->ndels; d++)
+            ps->ops[nops++] = (store_op_t){STORE_OP_DELETE_CELL, part,
+                                           {rowk, oct_slice_str(TW_FAMILY),
+                                            oct_slice(j->dels[d], CODEC_BLOCK_QUAL_LEN),
+                                            oct_slice(NULL, 0)}};
+    }
+    if (!rc && nops)
+        rc = store_write(w->st, STORE_TABLE_DATA, ps->ops, nops, sync ? STORE_SYNC : 0, eb);
+    uint64_t flushed = 0;
+    for (size_t i = 0; i < ps->n; i++) {
+        tw_job_t *j = &ps->jobs[i];
+        tw_series_t *s = j->s;
+        pthread_mutex_lock(&s->mu);
+        tw_bucket_t *b = bucket_of(s, j->base_s);
+        if (b) {
+            if (rc) {
+                bucket_restore(w, b);
+            } else {
+                flushed += b->nfl;
+                free(b->fl);
+                b->fl = NULL;
+                b->nfl = 0;
+                b->fl_min_seg = UINT64_MAX;
+                b->next_seq = j->new_next;
+                if (j->final && b->n == 0) {
+                    free(b->cur);
+                    *b = s->b[--s->nb];
+                }
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+        free(j->val);
+        free(j->dels);
+    }
+    if (rc) {
+        atomic_fetch_add(&w->flush_errors, 1);
+    } else {
+        atomic_fetch_sub(&w->head_points, flushed);
+        atomic_fetch_add(&w->blocks_flushed, ps->n);
+        if (conflicts) atomic_fetch_add(&w->duplicates, conflicts);
+    }
+    ps->n = 0;
+    return rc;
+}
+
+int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
+{
+    pthread_mutex_lock(&w->flush_mu);
+    /* Every put that logged to a segment below S has reached the head. */
+    pthread_rwlock_wrlock(&w->barrier);
+    uint64_t min_seg = tsdb_wal_current_segment(w->wal);
+    pthread_rwlock_unlock(&w->barrier);
+
+    tw_pass_t *ps = xcalloc(1, sizeof *ps);
+    int64_t now = tw_now_ms();
+    size_t ns = atomic_load_explicit(&w->n_series, memory_order_acquire);
+    int rc = 0, any_write = 0;
+    for (size_t i = 0; i < ns; i++) {
+        tw_series_t *s = tw_series_at(w, i);
+        pthread_mutex_lock(&s->mu);
+        for (uint32_t bi = 0; bi < s->nb;) {
+            tw_bucket_t *b = &s->b[bi];
+            int closed = now >= (b->base_s + CODEC_ROWKEY_SPAN_S) * 1000 + w->grace_ms;
+            int final = closed && (force || now - b->last_ms >= w->grace_ms);
+            int go = b->n && (force || final ||
+                              (w->open_flush_ms && now - b->first_ms >= w->open_flush_ms));
+            if (!b->n && final && b->next_seq <= 1) {
+                /* nothing left and the row is compact: forget the bucket */
+                free(b->cur);
+                free(b->fl);
+                *b = s->b[--s->nb];
+                continue;
+            }
+            if (!b->n && final && b->next_seq > 1) go = 1; /* compact the extra blocks */
+            if (go && ps->n < TW_JOBS) {
+                tw_job_t *j = &ps->jobs[ps->n++];
+                memset(j, 0, offsetof(tw_job_t, key));
+                j->dels = NULL;
+                j->ndels = 0;
+                j->val = NULL;
+                j->s = s;
+                j->base_s = b->base_s;
+                j->final = final;
+                j->next_seq = b->next_seq;
+                b->fl = b->cur;
+                b->nfl = b->n;
+                b->fl_min_seg = b->cur_min_seg;
+                b->cur = NULL;
+                b->n = b->cap = 0;
+                b->cur_min_seg = UINT64_MAX;
+                j->pts = b->fl;
+                j->n = b->nfl;
+            } else if (b->n && b->cur_min_seg < min_seg) {
+                min_seg = b->cur_min_seg;
+            }
+            bi++;
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (ps->n > TW_JOBS - 16) {
+            any_write = 1;
+            int r = run_jobs(w, ps, 0, eb);
+            if (r && !rc) rc = r;
+        }
+    }
+    if (ps->n) {
+        int r = run_jobs(w, ps, 1, eb);
+        if (r && !rc) rc = r;
+    } else if (any_write && !rc) {
+        /* the earlier groups were not synced */
+        rc = store_flush(w->st, eb);
+    }
+    free(ps->ops);
+    free(ps);
+    /* A failed job's points went back to the head with their segments,
+     * which this pass did not count: keep the whole log then. */
+    if (!rc) tsdb_wal_delete_below(w->wal, min_seg);
+    pthread_mutex_unlock(&w->flush_mu);
+    return rc;
+}
+
+/* ---- the thread ------------------------------------------------------ */
+
+static void *flush_thread(void *arg)
+{
+    tsdb_writer_t *w = arg;
+    pthread_mutex_lock(&w->stop_mu);
+    while (!w->stopping) {
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        dl.tv_sec += w->flush_every_ms / 1000;
+        dl.tv_nsec += (w->flush_every_ms % 1000) * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        while (!w->stopping && pthread_cond_timedwait(&w->stop_cv, &w->stop_mu, &dl) != ETIMEDOUT)
+            ;
+        if (w->stopping) break;
+        pthread_mutex_unlock(&w->stop_mu);
+        oct_errbuf_t eb;
+        if (tw_flush_pass(w, 0, &eb) < 0) {
+            /* counted in flush_errors; the points stay in the head for the next pass */
+        }
+        pthread_mutex_lock(&w->stop_mu);
+    }
+    pthread_mutex_unlock(&w->stop_mu);
+    return NULL;
+}
+
+int tw_flush_start(tsdb_writer_t *w, oct_errbuf_t *eb)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_destroy(&w->stop_cv);
+    pthread_cond_init(&w->stop_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&w->flush_thr, NULL, flush_thread, w) != 0)
+        return oct_err(eb, OCT_EIO, "cannot start the flush thread");
+    w->flush_started = 1;
+    return 0;
+}
+
+void tw_flush_stop(tsdb_writer_t *w)
+{
+    if (!w->flush_started) return;
+    pthread_mutex_lock(&w->stop_mu);
+    w->stopping = 1;
+    pthread_cond_signal(&w->stop_cv);
+    pthread_mutex_unlock(&w->stop_mu);
+    pthread_join(w->flush_thr, NULL);
+    w->flush_started = 0;
+}

@@ -1,0 +1,132 @@
+/* index.c -- the in-memory series index: metric -> series, (metric, tagk)
+ * -> series, (metric, tagk, tagv) -> series.
+ *
+ * One open-addressing table from the (metric, tagk, tagv) triple (0 = any)
+ * to a posting list of series pointers. It changes only when a series is
+ * created (rare), under the write side of a rwlock; lookups take the read
+ * side, copy the matching list, sort it by TSUID and call back without any
+ * lock held. Rebuilt at open from the persisted series rows. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xmalloc.h"
+#include "tsdb/series.h"
+
+typedef struct {
+    uint64_t m, k, v;
+    tw_series_t **s;
+    size_t n, cap;
+    int used;
+} tw_post_t;
+
+struct tw_index {
+    pthread_rwlock_t lock;
+    tw_post_t *t;
+    size_t mask, n;
+};
+
+tw_index_t *tw_index_new(void)
+{
+    tw_index_t *ix = xcalloc(1, sizeof *ix);
+    pthread_rwlock_init(&ix->lock, NULL);
+    ix->mask = 255;
+    ix->t = xcalloc(ix->mask + 1, sizeof *ix->t);
+    return ix;
+}
+
+void tw_index_free(tw_index_t *ix)
+{
+    if (!ix) return;
+    for (size_t i = 0; i <= ix->mask; i++) free(ix->t[i].s);
+    free(ix->t);
+    pthread_rwlock_destroy(&ix->lock);
+    free(ix);
+}
+
+static size_t slot_of(const tw_index_t *ix, uint64_t m, uint64_t k, uint64_t v)
+{
+    uint64_t key[3] = {m, k, v};
+    return (size_t)tw_hash_bytes(key, sizeof key, 0x3C6EF372FE94F82Bull) & ix->mask;
+}
+
+static tw_post_t *find(const tw_index_t *ix, uint64_t m, uint64_t k, uint64_t v)
+{
+    for (size_t i = slot_of(ix, m, k, v);; i = (i + 1) & ix->mask) {
+        tw_post_t *p = &ix->t[i];
+        if (!p->used) return NULL;
+        if (p->m == m && p->k == k && p->v == v) return p;
+    }
+}
+
+static tw_post_t *get_or_add(tw_index_t *ix, uint64_t m, uint64_t k, uint64_t v)
+{
+    tw_post_t *p = find(ix, m, k, v);
+    if (p) return p;
+    if ((ix->n + 1) * 2 > ix->mask + 1) {
+        tw_post_t *old = ix->t;
+        size_t om = ix->mask;
+        ix->mask = (om + 1) * 2 - 1;
+        ix->t = xcalloc(ix->mask + 1, sizeof *ix->t);
+        for (size_t i = 0; i <= om; i++) {
+            if (!old[i].used) continue;
+            size_t j = slot_of(ix, old[i].m, old[i].k, old[i].v);
+            while (ix->t[j].used) j = (j + 1) & ix->mask;
+            ix->t[j] = old[i];
+        }
+        free(old);
+    }
+    size_t j = slot_of(ix, m, k, v);
+    while (ix->t[j].used) j = (j + 1) & ix->mask;
+    p = &ix->t[j];
+    memset(p, 0, sizeof *p);
+    p->used = 1;
+    p->m = m;
+    p->k = k;
+    p->v = v;
+    ix->n++;
+    return p;
+}
+
+static void post_add(tw_post_t *p, tw_series_t *s)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 4;
+        p->s = xrealloc(p->s, p->cap * sizeof *p->s);
+    }
+    p->s[p->n++] = s;
+}
+
+void tw_index_add(tw_index_t *ix, tw_series_t *s)
+{
+    pthread_rwlock_wrlock(&ix->lock);
+    post_add(get_or_add(ix, s->metric, 0, 0), s);
+    for (size_t i = 0; i < s->n_tags; i++) {
+        /* a tagk appears once per series (normalised), so no double entries */
+        post_add(get_or_add(ix, s->metric, s->tags[i].tagk, 0), s);
+        post_add(get_or_add(ix, s->metric, s->tags[i].tagk, s->tags[i].tagv), s);
+    }
+    pthread_rwlock_unlock(&ix->lock);
+}
+
+static int cmp_tsuid(const void *a, const void *b)
+{
+    const tw_series_t *x = *(tw_series_t *const *)a, *y = *(tw_series_t *const *)b;
+    return oct_slice_cmp(oct_slice(x->tsuid, x->tsuid_len), oct_slice(y->tsuid, y->tsuid_len));
+}
+
+int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv,
+                  tsdb_series_fn fn, void *ctx)
+{
+    if (tagk == 0) tagv = 0;
+    pthread_rwlock_rdlock(&ix->lock);
+    tw_post_t *p = find(ix, metric, tagk, tagv);
+    size_t n = p ? p->n : 0;
+    tw_series_t **v = n ? xmemdup(p->s, n * sizeof *v) : NULL;
+    pthread_rwlock_unlock(&ix->lock);
+    if (n > 1) qsort(v, n, sizeof *v, cmp_tsuid);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) rc = fn(ctx, v[i]->tsuid, v[i]->tsuid_len);
+    free(v);
+    return rc;
+}

@@ -1,0 +1,173 @@
+/* series.h -- internal to the tsdb module: the write path's shared state.
+ *
+ * write.c owns the writer (series maps, put, recovery), flush.c the flush
+ * thread, read.c tsdb_read_series, index.c the series index. A series is
+ * created once and lives until close (never freed earlier), which is what
+ * lets the series maps be read without locks. Its head is a few hour
+ * buckets under the series' own mutex. */
+#ifndef OCT_TSDB_SERIES_H
+#define OCT_TSDB_SERIES_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "codec/point.h"
+#include "codec/rowkey.h"
+#include "tsdb/wal.h"
+#include "tsdb/write.h"
+
+#define TW_MAX_TSUID 255
+#define TW_SHARDS    64
+#define TW_FAMILY    "t"
+#define TW_META_QUAL "octsdb_series"
+
+/* Points of one series in one row hour, not yet in the store. */
+typedef struct {
+    int64_t base_s;
+    codec_point_t *cur; /* sorted, one per timestamp; receives puts */
+    uint32_t n, cap;
+    codec_point_t *fl;  /* being written by the flusher (immutable), or NULL */
+    uint32_t nfl;
+    uint64_t cur_min_seg, fl_min_seg; /* oldest WAL segment of their points */
+    int64_t first_ms;   /* arrival (wall ms) of the oldest point in cur */
+    int64_t last_ms;    /* arrival of the newest point */
+    int32_t next_seq;   /* next block seq for this row; -1 = not yet read from the store */
+} tw_bucket_t;
+
+/* One tag pair of a series' text key: offsets into text. */
+typedef struct {
+    uint32_t koff, klen, voff, vlen;
+} tw_pair_t;
+
+typedef struct tw_series {
+    uint64_t hash;       /* of the text key (tw_hash_*), 0 when text is absent */
+    uint64_t tsuid_hash;
+    uint32_t id;         /* process-local, names the series in WAL records */
+    uint64_t wal_seg;    /* segment holding its SERIES record (under the WAL lock) */
+    pthread_mutex_t mu;  /* head */
+    tw_bucket_t *b;
+    uint32_t nb, capb;
+    uint64_t metric;
+    codec_tag_uid_t *tags; /* sorted by tagk UID */
+    uint16_t n_tags;
+    uint8_t tsuid_len;
+    uint8_t tsuid[TW_MAX_TSUID];
+    /* text key (absent for a series whose names could not be resolved) */
+    char *text;          /* metric then pairs, no separators */
+    uint32_t mlen;
+    tw_pair_t *pairs;    /* n_tags */
+} tw_series_t;
+
+/* Lock-free-read open-addressing table of series pointers. */
+typedef struct {
+    _Atomic(tw_series_t *) *slots;
+    size_t mask;
+} tw_tab_t;
+
+typedef struct {
+    pthread_mutex_t mu; /* writers */
+    _Atomic(tw_tab_t *) tab;
+    size_t n;
+    tw_tab_t **old; /* retired tables, freed at close (readers may still hold one) */
+    size_t nold;
+} tw_shard_t;
+
+typedef struct {
+    tw_shard_t sh[TW_SHARDS];
+    int by_tsuid;
+} tw_map_t;
+
+/* Series index (index.c). */
+typedef struct tw_index tw_index_t;
+
+#define TW_LIST_CHUNK 4096
+#define TW_LIST_DIR   65536
+
+struct tsdb_writer {
+    tsdb_t *db;
+    store_t *st;
+    uid_registry_t *uids;
+    codec_rowkey_layout_t rk;
+    unsigned uid_w[CODEC_UID_N_KINDS];
+    int max_tags;
+    int fix_dups;
+    char *specials;
+    int64_t flush_every_ms;
+    int64_t open_flush_ms;
+    int64_t grace_ms;
+
+    tw_map_t by_text, by_tsuid;
+    tw_index_t *index;
+
+    /* every series, in creation order: chunks never move */
+    pthread_mutex_t create_mu;
+    tw_series_t **list[TW_LIST_DIR];
+    _Atomic size_t n_series;
+
+    tsdb_wal_t *wal;
+    pthread_rwlock_t barrier; /* puts: read (log append .. head insert); flusher: write */
+
+    pthread_mutex_t flush_mu; /* one flusher at a time */
+    pthread_t flush_thr;
+    int flush_started;
+    pthread_mutex_t stop_mu;
+    pthread_cond_t stop_cv;
+    int stopping;
+
+    /* recovery: segment-local id -> series */
+    tw_series_t **rmap;
+    size_t rmap_cap;
+
+    _Atomic uint64_t points_accepted, points_rejected, duplicates, series_created,
+        head_points, blocks_flushed, flush_errors;
+    tsdb_wal_recovery_t recovery;
+};
+
+static inline tw_series_t *tw_series_at(tsdb_writer_t *w, size_t i)
+{
+    return w->list[i / TW_LIST_CHUNK][i % TW_LIST_CHUNK];
+}
+
+tw_series_t *tw_map_find_tsuid(tw_map_t *m, const uint8_t *tsuid, size_t len);
+uint64_t tw_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+int64_t tw_now_ms(void);
+
+/* flush.c */
+OCT_MUST_CHECK int tw_flush_start(tsdb_writer_t *w, oct_errbuf_t *eb);
+void tw_flush_stop(tsdb_writer_t *w);
+/* One flush pass; force: every bucket with points (tsdb_flush). */
+OCT_MUST_CHECK int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb);
+
+/* A point with the rank of its source: higher = written later (OpenTSDB
+ * cells -1, blocks their seq, the head above every seq). */
+typedef struct {
+    codec_point_t p;
+    int32_t rank;
+} tw_rpt_t;
+#define TW_RANK_FLUSHING 70000
+#define TW_RANK_HEAD     70001
+
+/* Sorts v[0..n) and writes one point per timestamp into out (cap >= n): the
+ * highest rank wins when last_wins, the lowest otherwise. Adds the losers
+ * whose value differs from the winner's to *conflicts (may be NULL).
+ * Returns the count written. */
+size_t tw_merge_ranked(tw_rpt_t *v, size_t n, int last_wins, uint64_t *conflicts,
+                       codec_point_t *out);
+
+/* Appends the points of one data-table row (octsdb blocks and OpenTSDB
+ * cells) within [lo, hi] ms to *v (grown as needed). Sets *max_seq to the
+ * highest block seq found (-1 if none). */
+OCT_MUST_CHECK int tw_row_points(const store_result_t *row, size_t from, size_t to,
+                                 uint32_t base_s, int64_t lo, int64_t hi, tw_rpt_t **v,
+                                 size_t *n, size_t *cap, int32_t *max_seq, oct_errbuf_t *eb);
+
+/* index.c */
+tw_index_t *tw_index_new(void);
+void tw_index_free(tw_index_t *ix);
+void tw_index_add(tw_index_t *ix, tw_series_t *s);
+int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv,
+                  tsdb_series_fn fn, void *ctx);
+
+#endif

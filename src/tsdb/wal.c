@@ -1,0 +1,657 @@
+/* wal.c -- write-ahead log segments, group-commit thread and recovery.
+ *
+ * Appenders copy framed records into one buffer under 'mu'; the thread swaps
+ * that buffer for an empty spare, write(2)s it outside the lock and reports
+ * the new written/synced positions through 'done'. A buffer may straddle one
+ * segment rotation ('split'): the bytes before it go to the old file, which
+ * is synced and closed, the rest (starting with the new header) to the new
+ * one. Recovery reads each segment whole and stops at the first invalid
+ * record (docs/format/wal.md), truncating the file there. */
+#include "tsdb/wal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/bytes.h"
+#include "common/xmalloc.h"
+
+#define WAL_MAGIC        "octWAL01"
+#define WAL_HDR          16u
+#define WAL_URGENT_BYTES (4u << 20)  /* write at once past this */
+#define WAL_MAX_PENDING  (64u << 20) /* appenders wait past this */
+
+typedef struct {
+    uint8_t *data;
+    size_t len, cap;
+    size_t split; /* SIZE_MAX: all in 'seg'; else data[split..] is segment seg + 1 */
+    uint64_t seg;
+} wal_buf_t;
+
+struct tsdb_wal {
+    char *dir;
+    unsigned interval_ms;
+    uint64_t seg_bytes_max;
+
+    pthread_mutex_t mu;
+    pthread_cond_t work;  /* to the thread: something to do */
+    pthread_cond_t done;  /* from the thread: positions advanced / space freed */
+    wal_buf_t buf;        /* being filled */
+    wal_buf_t spare;      /* owned by the thread while writing */
+    uint64_t appended;    /* logical position after the last appended byte */
+    uint64_t written, synced;
+    uint64_t sync_req;    /* highest position a waiter wants synced */
+    uint64_t write_req;   /* highest position a waiter wants written */
+    uint64_t cur_seg;     /* segment of the next record */
+    uint64_t cur_seg_len; /* bytes appended to it so far */
+    uint64_t min_seg;     /* lowest segment that may still exist */
+    struct timespec first_at; /* when buf went from empty to non-empty */
+    int failed;           /* sticky error code */
+    int stop;
+    uint64_t bytes_written, syncs;
+
+    int fd; /* file of the segment the thread writes; thread-owned */
+    uint64_t fd_seg;
+    pthread_t thr;
+    int thr_started;
+};
+
+/* ---- CRC-32C ---------------------------------------------------------- */
+
+static uint32_t crc_tab[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static int crc_hw;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc_tab[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xFF];
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw_run(uint32_t c, const uint8_t *p,
+                                                              size_t n)
+{
+    uint64_t c64 = c;
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, v);
+        p += 8;
+        n -= 8;
+    }
+    c = (uint32_t)c64;
+    while (n--) c = __builtin_ia32_crc32qi(c, *p++);
+    return c;
+}
+#endif
+
+uint32_t tsdb_crc32c(uint32_t crc, const void *data, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    const uint8_t *p = data;
+    uint32_t c = ~crc;
+#if defined(__x86_64__)
+    if (crc_hw) return ~crc_hw_run(c, p, n);
+#endif
+    while (n >= 8) {
+        c ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        c = crc_tab[7][c & 0xFF] ^ crc_tab[6][(c >> 8) & 0xFF] ^ crc_tab[5][(c >> 16) & 0xFF] ^
+            crc_tab[4][c >> 24] ^ crc_tab[3][p[4]] ^ crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^
+            crc_tab[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xFF];
+    return ~c;
+}
+
+size_t tsdb_wal_seal(uint8_t *rec, uint8_t type, size_t body_len)
+{
+    oct_put_be32(rec, (uint32_t)(body_len + 1));
+    rec[8] = type;
+    uint32_t c = tsdb_crc32c(0, rec, 4);
+    c = tsdb_crc32c(c, rec + 8, body_len + 1);
+    oct_put_be32(rec + 4, c);
+    return TSDB_WAL_REC_HDR + body_len;
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+static void seg_path(const tsdb_wal_t *w, uint64_t seg, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/%016" PRIx64 ".wal", w->dir, seg);
+}
+
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    int rc = fsync(fd) ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Creates segment 'seg' (header only, not yet written: the header travels in
+ * the buffer) and makes it the thread's current file. */
+static int seg_create(tsdb_wal_t *w, uint64_t seg)
+{
+    char path[4096];
+    seg_path(w, seg, path, sizeof path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return -errno;
+    int rc = fsync_dir(w->dir);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    w->fd = fd;
+    w->fd_seg = seg;
+    return 0;
+}
+
+static void hdr_make(uint8_t out[WAL_HDR], uint64_t seg)
+{
+    memcpy(out, WAL_MAGIC, 8);
+    oct_put_be64(out + 8, seg);
+}
+
+/* ---- buffer ----------------------------------------------------------- */
+
+static void buf_append(wal_buf_t *b, const uint8_t *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t c = b->cap ? b->cap : 1 << 16;
+        while (c < b->len + n) c *= 2;
+        b->data = xrealloc(b->data, c);
+        b->cap = c;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static void deadline_after(struct timespec *ts, const struct timespec *from, unsigned ms)
+{
+    *ts = *from;
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static int ts_before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* ---- the group-commit thread ---------------------------------------- */
+
+static int flush_buf(tsdb_wal_t *w, wal_buf_t *b, int want_sync)
+{
+    int rc = 0;
+    size_t first = b->split == SIZE_MAX ? b->len : b->split;
+    if (first) rc = write_all(w->fd, b->data, first);
+    if (!rc && b->split != SIZE_MAX) {
+        /* Rotation: the old segment is complete; sync it so that "synced"
+         * never depends on a file we no longer hold open. */
+        rc = fdatasync(w->fd) ? -errno : 0;
+        close(w->fd);
+        w->fd = -1;
+        if (!rc) rc = seg_create(w, b->seg + 1);
+        if (!rc) rc = write_all(w->fd, b->data + b->split, b->len - b->split);
+    }
+    if (!rc && want_sync) rc = fdatasync(w->fd) ? -errno : 0;
+    return rc;
+}
+
+static void *wal_thread(void *arg)
+{
+    tsdb_wal_t *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->failed) {
+            if (w->buf.len) {
+                if (w->stop || w->sync_req > w->written || w->write_req > w->written ||
+                    w->buf.len >= WAL_URGENT_BYTES)
+                    break;
+                struct timespec dl, now;
+                deadline_after(&dl, &w->first_at, w->interval_ms);
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (!ts_before(&now, &dl)) break;
+                pthread_cond_timedwait(&w->work, &w->mu, &dl);
+            } else if (w->sync_req > w->synced && w->written > w->synced) {
+                break; /* everything written, a sync wanted */
+            } else if (w->stop) {
+                break;
+            } else {
+                pthread_cond_wait(&w->work, &w->mu);
+            }
+        }
+        if (w->failed || (w->stop && !w->buf.len && w->synced == w->written)) break;
+        wal_buf_t tmp = w->spare;
+        w->spare = w->buf;
+        w->buf = tmp;
+        w->buf.len = 0;
+        w->buf.split = SIZE_MAX;
+        w->buf.seg = w->cur_seg;
+        uint64_t end = w->appended;
+        int want_sync = w->sync_req > w->synced || w->stop;
+        pthread_cond_broadcast(&w->done); /* space freed */
+        pthread_mutex_unlock(&w->mu);
+
+        int rc = flush_buf(w, &w->spare, want_sync);
+
+        pthread_mutex_lock(&w->mu);
+        if (rc) {
+            w->failed = rc;
+        } else {
+            w->bytes_written += w->spare.len;
+            w->written = end;
+            if (want_sync) {
+                w->synced = end;
+                w->syncs++;
+            }
+        }
+        w->spare.len = 0;
+        pthread_cond_broadcast(&w->done);
+    }
+    pthread_cond_broadcast(&w->done);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* ---- appending ------------------------------------------------------- */
+
+int tsdb_wal_lock(tsdb_wal_t *w, uint64_t *seg, oct_errbuf_t *eb)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->failed && w->buf.len >= WAL_MAX_PENDING) pthread_cond_wait(&w->done, &w->mu);
+    if (w->failed) {
+        int f = w->failed;
+        pthread_mutex_unlock(&w->mu);
+        return oct_err(eb, OCT_EIO, "write-ahead log failed: %s", oct_strerror(f));
+    }
+    if (w->cur_seg_len >= w->seg_bytes_max && w->buf.split == SIZE_MAX &&
+        w->buf.seg == w->cur_seg) {
+        /* Rotate: the rest of this buffer belongs to the next segment. */
+        uint8_t h[WAL_HDR];
+        w->buf.split = w->buf.len;
+        w->cur_seg++;
+        hdr_make(h, w->cur_seg);
+        if (!w->buf.len) clock_gettime(CLOCK_MONOTONIC, &w->first_at);
+        buf_append(&w->buf, h, WAL_HDR);
+        w->appended += WAL_HDR;
+        w->cur_seg_len = WAL_HDR;
+    }
+    *seg = w->cur_seg;
+    return 0;
+}
+
+void tsdb_wal_append_locked(tsdb_wal_t *w, const uint8_t *rec, size_t n)
+{
+    if (!w->buf.len) {
+        clock_gettime(CLOCK_MONOTONIC, &w->first_at);
+        pthread_cond_signal(&w->work);
+    }
+    buf_append(&w->buf, rec, n);
+    w->appended += n;
+    w->cur_seg_len += n;
+    if (w->buf.len >= WAL_URGENT_BYTES && w->buf.len - n < WAL_URGENT_BYTES)
+        pthread_cond_signal(&w->work);
+}
+
+uint64_t tsdb_wal_unlock(tsdb_wal_t *w)
+{
+    uint64_t pos = w->appended;
+    pthread_mutex_unlock(&w->mu);
+    return pos;
+}
+
+int tsdb_wal_wait(tsdb_wal_t *w, uint64_t seq, int fsync, int timeout_ms, oct_errbuf_t *eb)
+{
+    struct timespec dl;
+    if (timeout_ms >= 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        deadline_after(&dl, &now, (unsigned)timeout_ms);
+    }
+    int rc = 0;
+    pthread_mutex_lock(&w->mu);
+    if (seq > w->appended) seq = w->appended;
+    if (fsync && w->sync_req < seq) {
+        w->sync_req = seq;
+        pthread_cond_signal(&w->work);
+    } else if (!fsync && w->written < seq && w->write_req < seq) {
+        /* A waiter is a reason to write now rather than at the deadline. */
+        w->write_req = seq;
+        pthread_cond_signal(&w->work);
+    }
+    while (!w->failed && (fsync ? w->synced : w->written) < seq) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&w->done, &w->mu);
+        } else if (pthread_cond_timedwait(&w->done, &w->mu, &dl) == ETIMEDOUT) {
+            if ((fsync ? w->synced : w->written) >= seq) break;
+            rc = oct_err(eb, OCT_EAGAIN, "timed out waiting for the write-ahead log");
+            break;
+        }
+    }
+    if (!rc && w->failed && (fsync ? w->synced : w->written) < seq)
+        rc = oct_err(eb, OCT_EIO, "write-ahead log failed: %s", oct_strerror(w->failed));
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+uint64_t tsdb_wal_current_segment(tsdb_wal_t *w)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t s = w->cur_seg;
+    pthread_mutex_unlock(&w->mu);
+    return s;
+}
+
+void tsdb_wal_delete_below(tsdb_wal_t *w, uint64_t seg)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t lo = w->min_seg, hi = seg;
+    /* never the segment being appended to, nor the one the thread holds */
+    if (hi > w->cur_seg) hi = w->cur_seg;
+    if (hi > w->buf.seg) hi = w->buf.seg;
+    if (hi > lo) w->min_seg = hi;
+    pthread_mutex_unlock(&w->mu);
+    for (uint64_t s = lo; s < hi; s++) {
+        char path[4096];
+        seg_path(w, s, path, sizeof path);
+        unlink(path);
+    }
+}
+
+void tsdb_wal_counters(tsdb_wal_t *w, uint64_t *bytes_written, uint64_t *syncs)
+{
+    pthread_mutex_lock(&w->mu);
+    *bytes_written = w->bytes_written;
+    *syncs = w->syncs;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* ---- recovery -------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Parses one POINTS body into pts (grown as needed). Returns the count or
+ * -1 if the body is malformed. */
+static long parse_points(const uint8_t *p, size_t n, tsdb_wal_point_t **pts, size_t *cap)
+{
+    uint64_t cnt;
+    size_t k = tsdb_varint_get(p, n, &cnt);
+    if (!k || cnt > n) return -1;
+    size_t off = k;
+    if (cnt > *cap) {
+        *pts = xrealloc(*pts, cnt * sizeof **pts);
+        *cap = cnt;
+    }
+    int64_t prev = 0;
+    for (uint64_t i = 0; i < cnt; i++) {
+        tsdb_wal_point_t *pt = &(*pts)[i];
+        uint64_t v;
+        if (!(k = tsdb_varint_get(p + off, n - off, &pt->id))) return -1;
+        off += k;
+        if (!(k = tsdb_varint_get(p + off, n - off, &v))) return -1;
+        off += k;
+        prev = (int64_t)((uint64_t)prev + (uint64_t)tsdb_unzigzag(v));
+        pt->ts_ms = prev;
+        if (off >= n) return -1;
+        pt->flags = p[off++];
+        if (pt->flags & ~3u) return -1;
+        if (pt->flags & 1) {
+            if (n - off < 8) return -1;
+            uint64_t bits = oct_get_be64(p + off);
+            memcpy(&pt->val.f, &bits, 8);
+            off += 8;
+        } else {
+            if (!(k = tsdb_varint_get(p + off, n - off, &v))) return -1;
+            off += k;
+            pt->val.i = tsdb_unzigzag(v);
+        }
+    }
+    return off == n ? (long)cnt : -1;
+}
+
+static int read_file(const char *path, uint8_t **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    uint8_t *b = xmalloc(n ? n : 1);
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    *out = b;
+    *len = got;
+    return 0;
+}
+
+static int replay_segment(tsdb_wal_t *w, uint64_t seg, const tsdb_wal_replay_t *rp, void *ctx,
+                          tsdb_wal_recovery_t *rec, oct_errbuf_t *eb)
+{
+    char path[4096];
+    seg_path(w, seg, path, sizeof path);
+    uint8_t *d = NULL;
+    size_t n = 0;
+    int rc = read_file(path, &d, &n);
+    if (rc) return oct_err(eb, OCT_EIO, "cannot read %s: %s", path, oct_strerror(rc));
+    if (n < WAL_HDR || memcmp(d, WAL_MAGIC, 8) || oct_get_be64(d + 8) != seg) {
+        /* A crash between create and the first write leaves an empty file:
+         * that is a torn tail too. Anything else is not ours to judge. */
+        if (n < WAL_HDR && (n == 0 || !memcmp(d, WAL_MAGIC, n < 8 ? n : 8))) {
+            rec->torn_bytes += n;
+            free(d);
+            unlink(path);
+            return 0;
+        }
+        rec->bad_segments++;
+        free(d);
+        return 0;
+    }
+    rec->segments++;
+    if (rp && rp->segment && (rc = rp->segment(ctx, seg)) < 0) goto out;
+    size_t off = WAL_HDR;
+    tsdb_wal_point_t *pts = NULL;
+    size_t cap = 0;
+    while (off < n) {
+        if (n - off < TSDB_WAL_REC_HDR) break;
+        uint32_t len = oct_get_be32(d + off);
+        if (len == 0 || len > TSDB_WAL_MAX_REC || n - off - 8 < len) break;
+        uint32_t c = tsdb_crc32c(0, d + off, 4);
+        c = tsdb_crc32c(c, d + off + 8, len);
+        if (c != oct_get_be32(d + off + 4)) break;
+        const uint8_t *body = d + off + TSDB_WAL_REC_HDR;
+        size_t blen = len - 1;
+        uint8_t type = d[off + 8];
+        if (type == TSDB_WAL_T_SERIES) {
+            uint64_t id;
+            size_t k = tsdb_varint_get(body, blen, &id);
+            if (!k || k >= blen || blen - k - 1 != body[k] || body[k] == 0) break;
+            if (rp && rp->series && (rc = rp->series(ctx, seg, id, body + k + 1, body[k])) < 0)
+                break;
+        } else if (type == TSDB_WAL_T_POINTS) {
+            long cnt = parse_points(body, blen, &pts, &cap);
+            if (cnt < 0) break;
+            if (rp && rp->points) {
+                rc = rp->points(ctx, seg, pts, (size_t)cnt);
+                if (rc < 0) break;
+                if (rc == 1) {
+                    rc = 0;
+                    break;
+                }
+            }
+        }
+        rec->records++;
+        off += 8 + len;
+    }
+    free(pts);
+    if (rc < 0) goto out;
+    if (off < n) {
+        rec->torn_bytes += n - off;
+        if (truncate(path, (off_t)off) != 0)
+            rc = oct_err(eb, OCT_EIO, "cannot truncate %s: %s", path, strerror(errno));
+    }
+out:
+    free(d);
+    return rc;
+}
+
+int tsdb_wal_open(const tsdb_wal_opts_t *o, const tsdb_wal_replay_t *rp, void *ctx,
+                  tsdb_wal_t **out, tsdb_wal_recovery_t *rec, oct_errbuf_t *eb)
+{
+    tsdb_wal_recovery_t dummy;
+    if (!rec) rec = &dummy;
+    memset(rec, 0, sizeof *rec);
+    if (mkdir(o->dir, 0755) != 0 && errno != EEXIST)
+        return oct_err(eb, OCT_EIO, "cannot create %s: %s", o->dir, strerror(errno));
+    tsdb_wal_t *w = xcalloc(1, sizeof *w);
+    w->dir = xstrdup(o->dir);
+    w->interval_ms = o->flush_interval_ms ? o->flush_interval_ms : 10;
+    w->seg_bytes_max = o->segment_bytes ? o->segment_bytes : 64u << 20;
+    w->fd = -1;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->work, &ca);
+    pthread_cond_init(&w->done, &ca);
+    pthread_condattr_destroy(&ca);
+
+    /* Find the segments. */
+    uint64_t *segs = NULL;
+    size_t nseg = 0, cseg = 0;
+    DIR *dh = opendir(o->dir);
+    if (!dh) {
+        int e = errno;
+        tsdb_wal_close(w, 0);
+        return oct_err(eb, OCT_EIO, "cannot open %s: %s", o->dir, strerror(e));
+    }
+    struct dirent *de;
+    while ((de = readdir(dh))) {
+        const char *nm = de->d_name;
+        if (strlen(nm) != 20 || strcmp(nm + 16, ".wal")) continue;
+        char *end;
+        uint64_t s = strtoull(nm, &end, 16);
+        if (end != nm + 16) continue;
+        if (nseg == cseg) {
+            cseg = cseg ? 2 * cseg : 16;
+            segs = xrealloc(segs, cseg * sizeof *segs);
+        }
+        segs[nseg++] = s;
+    }
+    closedir(dh);
+    if (nseg) qsort(segs, nseg, sizeof *segs, cmp_u64);
+    int rc = 0;
+    for (size_t i = 0; i < nseg && !rc; i++) rc = replay_segment(w, segs[i], rp, ctx, rec, eb);
+    uint64_t next = nseg ? segs[nseg - 1] + 1 : 1;
+    w->min_seg = nseg ? segs[0] : next;
+    free(segs);
+    if (rc) {
+        tsdb_wal_close(w, 0);
+        return rc;
+    }
+
+    /* The new segment; its header is the first thing the thread writes. */
+    w->cur_seg = next;
+    rc = seg_create(w, next);
+    if (rc) {
+        tsdb_wal_close(w, 0);
+        return oct_err(eb, OCT_EIO, "cannot create a WAL segment in %s: %s", o->dir,
+                       oct_strerror(rc));
+    }
+    uint8_t h[WAL_HDR];
+    hdr_make(h, next);
+    w->buf.split = w->spare.split = SIZE_MAX;
+    w->buf.seg = next;
+    buf_append(&w->buf, h, WAL_HDR);
+    clock_gettime(CLOCK_MONOTONIC, &w->first_at);
+    w->appended = WAL_HDR;
+    w->cur_seg_len = WAL_HDR;
+    if (pthread_create(&w->thr, NULL, wal_thread, w) != 0) {
+        tsdb_wal_close(w, 0);
+        return oct_err(eb, OCT_EIO, "cannot start the WAL thread");
+    }
+    w->thr_started = 1;
+    *out = w;
+    return 0;
+}
+
+void tsdb_wal_close(tsdb_wal_t *w, int delete_all)
+{
+    if (!w) return;
+    if (w->thr_started) {
+        pthread_mutex_lock(&w->mu);
+        w->stop = 1;
+        pthread_cond_signal(&w->work);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->thr, NULL);
+    }
+    if (w->fd >= 0) close(w->fd);
+    if (delete_all && !w->failed) {
+        for (uint64_t s = w->min_seg; s <= w->cur_seg; s++) {
+            char path[4096];
+            seg_path(w, s, path, sizeof path);
+            unlink(path);
+        }
+        fsync_dir(w->dir);
+    }
+    free(w->buf.data);
+    free(w->spare.data);
+    pthread_cond_destroy(&w->work);
+    pthread_cond_destroy(&w->done);
+    pthread_mutex_destroy(&w->mu);
+    free(w->dir);
+    free(w);
+}

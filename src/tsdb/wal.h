@@ -1,0 +1,127 @@
+/* wal.h -- the write-ahead log of the write path: segment files of
+ * CRC-checked records under <data_dir>/wal/, filled by group commit.
+ *
+ * Internal to the tsdb module (write.c is the only user). The byte format,
+ * the torn-tail rule and the truncation rule are in docs/format/wal.md.
+ * Appenders build a framed record (tsdb_wal_seal) outside any lock, then
+ * copy it into the shared buffer between tsdb_wal_lock and tsdb_wal_unlock
+ * (one short critical section per put batch). A dedicated thread write(2)s
+ * the buffer at most flush_interval_ms later, and fdatasync(2)s it when a
+ * waiter asks. Threads: every function may be called from any thread. */
+#ifndef OCT_TSDB_WAL_H
+#define OCT_TSDB_WAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define TSDB_WAL_REC_HDR  9u           /* len(4) crc(4) type(1) */
+#define TSDB_WAL_MAX_REC  (16u << 20)  /* largest len (type + body) */
+#define TSDB_WAL_T_SERIES 1
+#define TSDB_WAL_T_POINTS 2
+
+typedef struct tsdb_wal tsdb_wal_t;
+
+typedef struct {
+    const char *dir;            /* the wal directory (created if missing) */
+    unsigned flush_interval_ms; /* group-commit delay */
+    uint64_t segment_bytes;     /* rotate after this many bytes */
+} tsdb_wal_opts_t;
+
+/* One decoded point of a POINTS record. */
+typedef struct {
+    uint64_t id; /* segment-local series id */
+    int64_t ts_ms;
+    union {
+        int64_t i;
+        double f;
+    } val;
+    uint8_t flags; /* bit 0 float, bit 1 ts given in ms */
+} tsdb_wal_point_t;
+
+/* Replay callbacks; a negative return aborts the open with that error. */
+typedef struct {
+    int (*segment)(void *ctx, uint64_t seg); /* a new segment begins: ids restart */
+    int (*series)(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid, size_t len);
+    /* returns 0, or 1 if a point names an undefined id (the record counts as bad) */
+    int (*points)(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_t n);
+} tsdb_wal_replay_t;
+
+typedef struct {
+    uint64_t segments;     /* segments replayed */
+    uint64_t records;      /* valid records replayed */
+    uint64_t torn_bytes;   /* bytes cut off (torn tails, corruption) */
+    uint64_t bad_segments; /* files with a bad header, skipped */
+} tsdb_wal_recovery_t;
+
+/* Replays every segment in opts->dir through rp (may be NULL), cutting torn
+ * tails, then starts a new segment and the group-commit thread. */
+OCT_MUST_CHECK int tsdb_wal_open(const tsdb_wal_opts_t *opts, const tsdb_wal_replay_t *rp,
+                                 void *ctx, tsdb_wal_t **out, tsdb_wal_recovery_t *rec,
+                                 oct_errbuf_t *eb);
+
+/* Writes and syncs what is buffered, stops the thread; with delete_all
+ * (everything is in the store) removes every segment. NULL ok. */
+void tsdb_wal_close(tsdb_wal_t *w, int delete_all);
+
+/* Fills the 9-byte header of rec (rec[9..9+body_len) holds the body) and
+ * returns the framed length. */
+size_t tsdb_wal_seal(uint8_t *rec, uint8_t type, size_t body_len);
+
+/* Enters the append section (blocking while 64 MiB wait to be written) and
+ * sets *seg to the segment the next records go to. OCT_EIO if the log has
+ * failed (then not locked). */
+OCT_MUST_CHECK int tsdb_wal_lock(tsdb_wal_t *w, uint64_t *seg, oct_errbuf_t *eb);
+void tsdb_wal_append_locked(tsdb_wal_t *w, const uint8_t *rec, size_t n);
+/* Leaves the section; returns the log position after the last record. */
+uint64_t tsdb_wal_unlock(tsdb_wal_t *w);
+
+/* Waits until written (fsync: synced) up to seq. 0, OCT_EAGAIN, OCT_EIO. */
+OCT_MUST_CHECK int tsdb_wal_wait(tsdb_wal_t *w, uint64_t seq, int fsync, int timeout_ms,
+                                 oct_errbuf_t *eb);
+
+/* The segment new records currently go to. */
+uint64_t tsdb_wal_current_segment(tsdb_wal_t *w);
+/* Deletes every segment numbered below seg (and not current). */
+void tsdb_wal_delete_below(tsdb_wal_t *w, uint64_t seg);
+
+void tsdb_wal_counters(tsdb_wal_t *w, uint64_t *bytes_written, uint64_t *syncs);
+
+/* CRC-32C of p[0..n) continued from crc (start with 0). */
+uint32_t tsdb_crc32c(uint32_t crc, const void *p, size_t n);
+
+/* LEB128 varints and zigzag (docs/format/wal.md). put returns bytes written
+ * (<= 10); get returns bytes read or 0 if malformed/truncated. */
+static inline size_t tsdb_varint_put(uint8_t *p, uint64_t v)
+{
+    size_t i = 0;
+    while (v >= 0x80) {
+        p[i++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[i++] = (uint8_t)v;
+    return i;
+}
+static inline size_t tsdb_varint_get(const uint8_t *p, size_t n, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (size_t i = 0; i < n && i < 10; i++) {
+        r |= (uint64_t)(p[i] & 0x7F) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = r;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+static inline uint64_t tsdb_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t tsdb_unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+#endif

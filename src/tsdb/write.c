@@ -1,0 +1,914 @@
+/* write.c -- the write path: series lookup and creation, put, WAL recovery.
+ *
+ * The hot path of a put is: hash the point's text (metric + tags, combined
+ * order-independently so that tags may come in any order), probe a
+ * lock-free table for the series, verify the text, and queue the point.
+ * Per batch chunk (<= 512 points) one POINTS record is built without locks
+ * and copied into the WAL buffer in one short critical section; then each
+ * point is inserted into its series' head under that series' mutex. Nothing
+ * is allocated per point (head arrays grow geometrically).
+ *
+ * A miss normalises the tags (sorted, identical repeats dropped, conflicting
+ * ones rejected), applies OpenTSDB's checks in OpenTSDB's order, resolves
+ * UIDs, and persists the series (tsdb-meta, row = TSUID, name:octsdb_series)
+ * before any of its points is acknowledged. The WAL names series by a
+ * process-local id defined per segment by a SERIES record (docs/format/wal.md),
+ * which recovery maps back to series through the TSUID. */
+#include "tsdb/write.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/name.h"
+#include "common/strbuf.h"
+#include "common/xmalloc.h"
+#include "tsdb/series.h"
+
+#define TW_CHUNK 512
+/* bytes per point in a POINTS record, at most: id, ts, flags, value */
+#define TW_PT_MAX (10 + 10 + 1 + 10)
+
+int64_t tw_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- hashing ---------------------------------------------------------- */
+
+static inline uint64_t tw_mix(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+uint64_t tw_hash_bytes(const void *data, size_t n, uint64_t seed)
+{
+    const uint8_t *p = data;
+    uint64_t h = seed ^ (n * 0x9E3779B97F4A7C15ull);
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        h = tw_mix(h ^ v, 0xA0761D6478BD642Full);
+        p += 8;
+        n -= 8;
+    }
+    uint64_t v = 0;
+    if (n) memcpy(&v, p, n);
+    return tw_mix(h ^ v ^ 0xE7037ED1A0B428DBull, 0x8EBC6AF09C88C6E3ull);
+}
+
+static inline uint64_t tw_pair_hash(const void *k, size_t kl, const void *v, size_t vl)
+{
+    return tw_mix(tw_hash_bytes(k, kl, 0x243F6A8885A308D3ull),
+                  tw_hash_bytes(v, vl, 0x13198A2E03707344ull) | 1);
+}
+
+/* Order-independent: the metric's hash plus the sum of the pairs' hashes. */
+static uint64_t tw_text_hash(const tsdb_dp_t *dp)
+{
+    uint64_t h = tw_hash_bytes(dp->metric.ptr, dp->metric.len, 0xA4093822299F31D0ull);
+    for (size_t i = 0; i < dp->n_tags; i++)
+        h += tw_pair_hash(dp->tags[2 * i].ptr, dp->tags[2 * i].len, dp->tags[2 * i + 1].ptr,
+                          dp->tags[2 * i + 1].len);
+    return h ? h : 1;
+}
+
+static uint64_t tw_series_text_hash(const tw_series_t *s)
+{
+    uint64_t h = tw_hash_bytes(s->text, s->mlen, 0xA4093822299F31D0ull);
+    for (size_t i = 0; i < s->n_tags; i++)
+        h += tw_pair_hash(s->text + s->pairs[i].koff, s->pairs[i].klen,
+                          s->text + s->pairs[i].voff, s->pairs[i].vlen);
+    return h ? h : 1;
+}
+
+static inline int sl_eq(const char *a, size_t al, oct_slice_t b)
+{
+    return al == b.len && memcmp(a, b.ptr, al) == 0;
+}
+
+/* Does the put's text name series s? Each put pair must match a distinct pair
+ * of s (so a repeated pair falls to the slow path, which normalises). */
+static int tw_text_matches(const tw_series_t *s, const tsdb_dp_t *dp)
+{
+    if (!s->text || s->n_tags != dp->n_tags || dp->n_tags > 64) return 0;
+    if (!sl_eq(s->text, s->mlen, dp->metric)) return 0;
+    uint64_t used = 0;
+    for (size_t i = 0; i < dp->n_tags; i++) {
+        oct_slice_t k = dp->tags[2 * i], v = dp->tags[2 * i + 1];
+        size_t j = i; /* clients usually repeat their order: try the same slot first */
+        size_t tries = 0;
+        for (; tries < s->n_tags; tries++, j = j + 1 == s->n_tags ? 0 : j + 1) {
+            if (used >> j & 1) continue;
+            const tw_pair_t *p = &s->pairs[j];
+            if (sl_eq(s->text + p->koff, p->klen, k)) break;
+        }
+        if (tries == s->n_tags) return 0;
+        const tw_pair_t *p = &s->pairs[j];
+        if (!sl_eq(s->text + p->voff, p->vlen, v)) return 0;
+        used |= 1ull << j;
+    }
+    return 1;
+}
+
+/* ---- the lock-free tables ------------------------------------------- */
+
+static tw_tab_t *tab_new(size_t cap)
+{
+    tw_tab_t *t = xmalloc(sizeof *t);
+    t->slots = xcalloc(cap, sizeof *t->slots);
+    t->mask = cap - 1;
+    return t;
+}
+
+static void map_init(tw_map_t *m, int by_tsuid)
+{
+    m->by_tsuid = by_tsuid;
+    for (int i = 0; i < TW_SHARDS; i++) {
+        pthread_mutex_init(&m->sh[i].mu, NULL);
+        atomic_init(&m->sh[i].tab, tab_new(64));
+        m->sh[i].n = 0;
+        m->sh[i].old = NULL;
+        m->sh[i].nold = 0;
+    }
+}
+
+static void map_free(tw_map_t *m)
+{
+    for (int i = 0; i < TW_SHARDS; i++) {
+        tw_tab_t *t = atomic_load(&m->sh[i].tab);
+        free(t->slots);
+        free(t);
+        for (size_t j = 0; j < m->sh[i].nold; j++) {
+            free(m->sh[i].old[j]->slots);
+            free(m->sh[i].old[j]);
+        }
+        free(m->sh[i].old);
+        pthread_mutex_destroy(&m->sh[i].mu);
+    }
+}
+
+static inline uint64_t map_key(const tw_map_t *m, const tw_series_t *s)
+{
+    return m->by_tsuid ? s->tsuid_hash : s->hash;
+}
+
+static void tab_put(tw_tab_t *t, uint64_t h, tw_series_t *s)
+{
+    size_t i = (size_t)h & t->mask;
+    while (atomic_load_explicit(&t->slots[i], memory_order_relaxed)) i = (i + 1) & t->mask;
+    atomic_store_explicit(&t->slots[i], s, memory_order_release);
+}
+
+/* Inserts s (its key must be absent). Caller holds nothing. */
+static void map_insert(tw_map_t *m, tw_series_t *s)
+{
+    uint64_t h = map_key(m, s);
+    tw_shard_t *sh = &m->sh[h >> 58];
+    pthread_mutex_lock(&sh->mu);
+    tw_tab_t *t = atomic_load_explicit(&sh->tab, memory_order_relaxed);
+    if ((sh->n + 1) * 4 > (t->mask + 1) * 3) {
+        /* Grow: readers holding the old table still find everything in it
+         * that existed; the old one is retired, not freed, until close. */
+        tw_tab_t *nt = tab_new((t->mask + 1) * 2);
+        for (size_t i = 0; i <= t->mask; i++) {
+            tw_series_t *x = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+            if (x) tab_put(nt, map_key(m, x), x);
+        }
+        atomic_store_explicit(&sh->tab, nt, memory_order_release);
+        sh->old = xrealloc(sh->old, (sh->nold + 1) * sizeof *sh->old);
+        sh->old[sh->nold++] = t;
+        t = nt;
+    }
+    tab_put(t, h, s);
+    sh->n++;
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static tw_series_t *map_find_text(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp)
+{
+    tw_tab_t *t = atomic_load_explicit(&m->sh[h >> 58].tab, memory_order_acquire);
+    for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
+        tw_series_t *s = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!s) return NULL;
+        if (s->hash == h && tw_text_matches(s, dp)) return s;
+    }
+}
+
+tw_series_t *tw_map_find_tsuid(tw_map_t *m, const uint8_t *tsuid, size_t len)
+{
+    uint64_t h = tw_hash_bytes(tsuid, len, 0x452821E638D01377ull);
+    tw_tab_t *t = atomic_load_explicit(&m->sh[h >> 58].tab, memory_order_acquire);
+    for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
+        tw_series_t *s = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!s) return NULL;
+        if (s->tsuid_hash == h && s->tsuid_len == len && !memcmp(s->tsuid, tsuid, len)) return s;
+    }
+}
+
+/* ---- series creation -------------------------------------------------- */
+
+typedef struct {
+    oct_slice_t k, v;
+} tw_kv_t;
+
+static int kv_cmp(const void *a, const void *b)
+{
+    const tw_kv_t *x = a, *y = b;
+    int c = oct_slice_cmp(x->k, y->k);
+    return c ? c : oct_slice_cmp(x->v, y->v);
+}
+
+static void tags_text(oct_strbuf_t *sb, const tw_kv_t *kv, size_t n)
+{
+    oct_strbuf_puts(sb, "{");
+    for (size_t i = 0; i < n; i++)
+        oct_strbuf_printf(sb, "%s%.*s=%.*s", i ? ", " : "", (int)kv[i].k.len,
+                          (const char *)kv[i].k.ptr, (int)kv[i].v.len, (const char *)kv[i].v.ptr);
+    oct_strbuf_puts(sb, "}");
+}
+
+static int tag_uid_cmp(const void *a, const void *b)
+{
+    const codec_tag_uid_t *x = a, *y = b;
+    return (x->tagk > y->tagk) - (x->tagk < y->tagk);
+}
+
+/* Allocates a series for metric/tags (UIDs; tags sorted by tagk) and, if
+ * kv != NULL, the text key from kv[0..n) (sorted by key). */
+static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t muid,
+                                 const codec_tag_uid_t *tags, const tw_kv_t *kv, size_t n)
+{
+    tw_series_t *s = xcalloc(1, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    s->metric = muid;
+    s->n_tags = (uint16_t)n;
+    s->tags = xmalloc((n ? n : 1) * sizeof *s->tags);
+    memcpy(s->tags, tags, n * sizeof *tags);
+    size_t tl = 0;
+    oct_put_be_n(s->tsuid, muid, w->uid_w[CODEC_UID_METRIC]);
+    tl += w->uid_w[CODEC_UID_METRIC];
+    for (size_t i = 0; i < n; i++) {
+        oct_put_be_n(s->tsuid + tl, tags[i].tagk, w->uid_w[CODEC_UID_TAGK]);
+        tl += w->uid_w[CODEC_UID_TAGK];
+        oct_put_be_n(s->tsuid + tl, tags[i].tagv, w->uid_w[CODEC_UID_TAGV]);
+        tl += w->uid_w[CODEC_UID_TAGV];
+    }
+    s->tsuid_len = (uint8_t)tl;
+    s->tsuid_hash = tw_hash_bytes(s->tsuid, tl, 0x452821E638D01377ull);
+    if (kv) {
+        size_t len = metric.len;
+        for (size_t i = 0; i < n; i++) len += kv[i].k.len + kv[i].v.len;
+        s->text = xmalloc(len + 1);
+        s->pairs = xmalloc((n ? n : 1) * sizeof *s->pairs);
+        memcpy(s->text, metric.ptr, metric.len);
+        s->mlen = (uint32_t)metric.len;
+        size_t off = metric.len;
+        for (size_t i = 0; i < n; i++) {
+            s->pairs[i].koff = (uint32_t)off;
+            s->pairs[i].klen = (uint32_t)kv[i].k.len;
+            memcpy(s->text + off, kv[i].k.ptr, kv[i].k.len);
+            off += kv[i].k.len;
+            s->pairs[i].voff = (uint32_t)off;
+            s->pairs[i].vlen = (uint32_t)kv[i].v.len;
+            memcpy(s->text + off, kv[i].v.ptr, kv[i].v.len);
+            off += kv[i].v.len;
+        }
+        s->hash = tw_series_text_hash(s);
+    }
+    return s;
+}
+
+static void series_free(tw_series_t *s)
+{
+    for (uint32_t i = 0; i < s->nb; i++) {
+        free(s->b[i].cur);
+        free(s->b[i].fl);
+    }
+    free(s->b);
+    free(s->tags);
+    free(s->text);
+    free(s->pairs);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+/* Registers a new series everywhere (caller holds create_mu). */
+static void series_register(tsdb_writer_t *w, tw_series_t *s)
+{
+    size_t i = atomic_load_explicit(&w->n_series, memory_order_relaxed);
+    if (!w->list[i / TW_LIST_CHUNK])
+        w->list[i / TW_LIST_CHUNK] = xcalloc(TW_LIST_CHUNK, sizeof(tw_series_t *));
+    w->list[i / TW_LIST_CHUNK][i % TW_LIST_CHUNK] = s;
+    s->id = (uint32_t)i;
+    atomic_store_explicit(&w->n_series, i + 1, memory_order_release);
+    map_insert(&w->by_tsuid, s);
+    if (s->text) map_insert(&w->by_text, s);
+    tw_index_add(w->index, s);
+}
+
+static int series_persist(tsdb_writer_t *w, const tw_series_t *s, oct_errbuf_t *eb)
+{
+    static const uint8_t ver = 1;
+    store_op_t op = {STORE_OP_PUT,
+                     oct_slice(s->tsuid, w->uid_w[CODEC_UID_METRIC]),
+                     {oct_slice(s->tsuid, s->tsuid_len), oct_slice_str("name"),
+                      oct_slice_str(TW_META_QUAL), oct_slice(&ver, 1)}};
+    return store_write(w->st, STORE_TABLE_META, &op, 1, 0, eb);
+}
+
+/* The slow path: validates, resolves and creates (or finds) the series. */
+static int series_create(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **out,
+                         oct_errbuf_t *eb)
+{
+    size_t n = dp->n_tags;
+    tw_kv_t stack_kv[16];
+    tw_kv_t *kv = n <= 16 ? stack_kv : xmalloc(n * sizeof *kv);
+    codec_tag_uid_t stack_t[16];
+    codec_tag_uid_t *tags = NULL;
+    oct_strbuf_t sb = OCT_STRBUF_INIT;
+    int rc = 0;
+    /* Tags.parse: identical repeats collapse, a key with two values fails. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        oct_slice_t k = dp->tags[2 * i], v = dp->tags[2 * i + 1];
+        size_t j = 0;
+        for (; j < m; j++)
+            if (oct_slice_eq(kv[j].k, k)) break;
+        if (j < m) {
+            if (oct_slice_eq(kv[j].v, v)) continue;
+            tags_text(&sb, kv, m);
+            rc = oct_err(eb, OCT_EINVAL, "duplicate tag: %.*s=%.*s, tags=%s", (int)k.len,
+                         (const char *)k.ptr, (int)v.len, (const char *)v.ptr,
+                         oct_strbuf_cstr(&sb));
+            goto out;
+        }
+        kv[m].k = k;
+        kv[m].v = v;
+        m++;
+    }
+    if (m == 0) {
+        rc = oct_err(eb, OCT_EINVAL, "Need at least one tag (metric=%.*s, tags={})",
+                     (int)dp->metric.len, (const char *)dp->metric.ptr);
+        goto out;
+    }
+    if (m > (size_t)w->max_tags) {
+        tags_text(&sb, kv, m);
+        rc = oct_err(eb, OCT_EINVAL, "Too many tags: %zu maximum allowed: %d, tags: %s", m,
+                     w->max_tags, oct_strbuf_cstr(&sb));
+        goto out;
+    }
+    rc = codec_name_validate_metric((const char *)dp->metric.ptr, dp->metric.len, w->specials,
+                                    eb);
+    if (rc) goto out;
+    for (size_t i = 0; i < m; i++) {
+        const char *k = (const char *)kv[i].k.ptr, *v = (const char *)kv[i].v.ptr;
+        rc = codec_name_validate_tagk(k, kv[i].k.len, v, kv[i].v.len, w->specials, eb);
+        if (!rc) rc = codec_name_validate_tagv(v, kv[i].v.len, k, kv[i].k.len, w->specials, eb);
+        if (rc) goto out;
+    }
+    qsort(kv, m, sizeof *kv, kv_cmp);
+    /* The normalised text may be known (the put repeated a pair). */
+    tsdb_dp_t norm = *dp;
+    oct_slice_t stack_sl[32];
+    oct_slice_t *sl = 2 * m <= 32 ? stack_sl : xmalloc(2 * m * sizeof *sl);
+    for (size_t i = 0; i < m; i++) {
+        sl[2 * i] = kv[i].k;
+        sl[2 * i + 1] = kv[i].v;
+    }
+    norm.tags = sl;
+    norm.n_tags = m;
+    tw_series_t *s = map_find_text(&w->by_text, tw_text_hash(&norm), &norm);
+    if (sl != stack_sl) free(sl);
+    if (s) {
+        *out = s;
+        goto out;
+    }
+    uint64_t muid;
+    rc = uid_resolve_for_write(w->uids, CODEC_UID_METRIC, dp->metric.ptr, dp->metric.len, &muid,
+                               eb);
+    if (rc) goto out;
+    tags = m <= 16 ? stack_t : xmalloc(m * sizeof *tags);
+    for (size_t i = 0; i < m; i++) {
+        rc = uid_resolve_for_write(w->uids, CODEC_UID_TAGK, kv[i].k.ptr, kv[i].k.len,
+                                   &tags[i].tagk, eb);
+        if (!rc)
+            rc = uid_resolve_for_write(w->uids, CODEC_UID_TAGV, kv[i].v.ptr, kv[i].v.len,
+                                       &tags[i].tagv, eb);
+        if (rc) goto out;
+    }
+    /* The text key keeps kv's order; the TSUID wants tagk UID order. */
+    qsort(tags, m, sizeof *tags, tag_uid_cmp);
+    s = series_alloc(w, dp->metric, muid, tags, kv, m);
+    pthread_mutex_lock(&w->create_mu);
+    tw_series_t *have = map_find_text(&w->by_text, s->hash, &norm);
+    if (!have) have = tw_map_find_tsuid(&w->by_tsuid, s->tsuid, s->tsuid_len);
+    if (have) {
+        pthread_mutex_unlock(&w->create_mu);
+        series_free(s);
+        *out = have;
+        goto out;
+    }
+    rc = series_persist(w, s, eb);
+    if (rc) {
+        pthread_mutex_unlock(&w->create_mu);
+        series_free(s);
+        goto out;
+    }
+    series_register(w, s);
+    pthread_mutex_unlock(&w->create_mu);
+    atomic_fetch_add_explicit(&w->series_created, 1, memory_order_relaxed);
+    *out = s;
+out:
+    if (kv != stack_kv) free(kv);
+    if (tags && tags != stack_t) free(tags);
+    oct_strbuf_free(&sb);
+    return rc;
+}
+
+/* A series known only by its TSUID (loaded at open or named by the WAL):
+ * the names come from the UID table. */
+static int series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int persist,
+                             tw_series_t **out, oct_errbuf_t *eb)
+{
+    tw_series_t *s = tw_map_find_tsuid(&w->by_tsuid, tsuid, len);
+    if (s) {
+        *out = s;
+        return 0;
+    }
+    int nt = codec_tsuid_check(&w->rk, tsuid, len, eb);
+    if (nt < 0) return nt;
+    if (nt > 255 || len > TW_MAX_TSUID) return oct_err(eb, OCT_ECORRUPT, "TSUID too long");
+    unsigned mw = w->uid_w[CODEC_UID_METRIC], kw = w->uid_w[CODEC_UID_TAGK],
+             vw = w->uid_w[CODEC_UID_TAGV];
+    uint64_t muid = oct_get_be_n(tsuid, mw);
+    codec_tag_uid_t *tags = xmalloc(((size_t)nt + 1) * sizeof *tags);
+    for (int i = 0; i < nt; i++) {
+        tags[i].tagk = oct_get_be_n(tsuid + mw + (size_t)i * (kw + vw), kw);
+        tags[i].tagv = oct_get_be_n(tsuid + mw + (size_t)i * (kw + vw) + kw, vw);
+    }
+    /* Names, for the text key; a name that no longer resolves leaves the
+     * series reachable by TSUID only. */
+    uint8_t *names = xmalloc((2 * (size_t)nt + 1) * UID_NAME_MAX);
+    tw_kv_t *kv = xmalloc(((size_t)nt + 1) * sizeof *kv);
+    size_t ml = 0, l;
+    oct_errbuf_t e2;
+    int ok = uid_get_name(w->uids, CODEC_UID_METRIC, muid, names, UID_NAME_MAX, &ml, &e2) == 0;
+    for (int i = 0; ok && i < nt; i++) {
+        uint8_t *kb = names + (size_t)(2 * i + 1) * UID_NAME_MAX;
+        uint8_t *vb = kb + UID_NAME_MAX;
+        ok = uid_get_name(w->uids, CODEC_UID_TAGK, tags[i].tagk, kb, UID_NAME_MAX, &l, &e2) == 0;
+        kv[i].k = oct_slice(kb, l);
+        if (ok)
+            ok = uid_get_name(w->uids, CODEC_UID_TAGV, tags[i].tagv, vb, UID_NAME_MAX, &l, &e2) ==
+                 0;
+        kv[i].v = oct_slice(vb, l);
+    }
+    /* kv must be in the same order as tags (the TSUID's), which is fine: the
+     * text match is order-independent. */
+    s = series_alloc(w, oct_slice(names, ml), muid, tags, ok ? kv : NULL, (size_t)nt);
+    free(names);
+    free(kv);
+    free(tags);
+    int rc = 0;
+    pthread_mutex_lock(&w->create_mu);
+    tw_series_t *have = tw_map_find_tsuid(&w->by_tsuid, tsuid, len);
+    if (have) {
+        series_free(s);
+        s = have;
+    } else {
+        if (persist) rc = series_persist(w, s, eb);
+        if (rc)
+            series_free(s);
+        else
+            series_register(w, s);
+    }
+    pthread_mutex_unlock(&w->create_mu);
+    if (!rc) *out = s;
+    return rc;
+}
+
+/* Loads the persisted series (tsdb-meta, name:octsdb_series). */
+typedef struct {
+    tsdb_writer_t *w;
+    oct_errbuf_t *eb;
+    int rc;
+} tw_load_ctx_t;
+
+static int load_part(void *ctx, oct_slice_t part)
+{
+    tw_load_ctx_t *lc = ctx;
+    store_scan_spec_t spec = {0};
+    spec.part = part;
+    spec.family = oct_slice_str("name");
+    store_scanner_t *sc;
+    int rc = store_scan_open(lc->w->st, STORE_TABLE_META, &spec, &sc, lc->eb);
+    if (rc) return rc;
+    store_result_t row = STORE_RESULT_INIT;
+    oct_slice_t q = oct_slice_str(TW_META_QUAL);
+    while ((rc = store_scan_next(sc, &row, lc->eb)) == 1) {
+        for (size_t i = 0; i < row.n; i++) {
+            if (!oct_slice_eq(row.cells[i].qualifier, q)) continue;
+            tw_series_t *s;
+            oct_errbuf_t e2;
+            /* A row that is not a TSUID of this layout is not ours: skip. */
+            (void)series_from_tsuid(lc->w, row.cells[i].row.ptr, row.cells[i].row.len, 0, &s,
+                                    &e2);
+        }
+    }
+    store_result_free(&row);
+    store_scan_close(sc);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- the head --------------------------------------------------------- */
+
+/* Inserts pt into s's head (caller holds s->mu). Returns 1 if a new point,
+ * 0 if it hit an existing timestamp (a duplicate). */
+static int head_insert(tsdb_writer_t *w, tw_series_t *s, const codec_point_t *pt, uint64_t seg,
+                       int64_t now_ms)
+{
+    int64_t base = codec_rowkey_base_time_ms(pt->ts_ms);
+    tw_bucket_t *b = NULL;
+    for (uint32_t i = s->nb; i-- > 0;)
+        if (s->b[i].base_s == base) {
+            b = &s->b[i];
+            break;
+        }
+    if (!b) {
+        if (s->nb == s->capb) {
+            s->capb = s->capb ? 2 * s->capb : 2;
+            s->b = xrealloc(s->b, s->capb * sizeof *s->b);
+        }
+        b = &s->b[s->nb++];
+        memset(b, 0, sizeof *b);
+        b->base_s = base;
+        b->cur_min_seg = b->fl_min_seg = UINT64_MAX;
+        b->next_seq = -1;
+    }
+    uint32_t pos = b->n;
+    if (b->n && pt->ts_ms <= b->cur[b->n - 1].ts_ms) {
+        uint32_t lo = 0, hi = b->n;
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (b->cur[mid].ts_ms < pt->ts_ms)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        pos = lo;
+        if (b->cur[pos].ts_ms == pt->ts_ms) {
+            if (w->fix_dups) b->cur[pos] = *pt;
+            b->last_ms = now_ms;
+            if (seg < b->cur_min_seg) b->cur_min_seg = seg;
+            return 0;
+        }
+    }
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 8;
+        b->cur = xrealloc(b->cur, b->cap * sizeof *b->cur);
+    }
+    if (pos < b->n) memmove(&b->cur[pos + 1], &b->cur[pos], (b->n - pos) * sizeof *b->cur);
+    b->cur[pos] = *pt;
+    if (!b->n++) b->first_ms = now_ms;
+    b->last_ms = now_ms;
+    if (seg < b->cur_min_seg) b->cur_min_seg = seg;
+    return 1;
+}
+
+/* ---- recovery -------------------------------------------------------- */
+
+static int rp_segment(void *ctx, uint64_t seg)
+{
+    (void)seg;
+    tsdb_writer_t *w = ctx;
+    if (w->rmap) memset(w->rmap, 0, w->rmap_cap * sizeof *w->rmap);
+    return 0;
+}
+
+static int rp_series(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid, size_t len)
+{
+    (void)seg;
+    tsdb_writer_t *w = ctx;
+    if (id >= (1u << 30)) return 0; /* absurd id: points naming it will fail */
+    if (id >= w->rmap_cap) {
+        size_t c = w->rmap_cap ? w->rmap_cap : 1024;
+        while (c <= id) c *= 2;
+        w->rmap = xrealloc(w->rmap, c * sizeof *w->rmap);
+        memset(w->rmap + w->rmap_cap, 0, (c - w->rmap_cap) * sizeof *w->rmap);
+        w->rmap_cap = c;
+    }
+    tw_series_t *s;
+    oct_errbuf_t eb;
+    int rc = series_from_tsuid(w, tsuid, len, 1, &s, &eb);
+    w->rmap[id] = rc ? NULL : s;
+    return 0;
+}
+
+static int rp_points(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_t n)
+{
+    tsdb_writer_t *w = ctx;
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].id >= w->rmap_cap || !w->rmap[pts[i].id]) return 1;
+    int64_t now = tw_now_ms();
+    uint64_t added = 0;
+    for (size_t i = 0; i < n; i++) {
+        tw_series_t *s = w->rmap[pts[i].id];
+        codec_point_t p;
+        p.ts_ms = pts[i].ts_ms;
+        p.is_float = pts[i].flags & 1;
+        if (p.is_float)
+            p.val.f = pts[i].val.f;
+        else
+            p.val.i = pts[i].val.i;
+        added += (uint64_t)head_insert(w, s, &p, seg, now);
+    }
+    atomic_fetch_add(&w->head_points, added);
+    return 0;
+}
+
+/* ---- open / close ----------------------------------------------------- */
+
+int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, oct_errbuf_t *eb)
+{
+    tsdb_writer_t *w = xcalloc(1, sizeof *w);
+    w->db = db;
+    w->st = tsdb_store(db);
+    w->uids = tsdb_uids(db);
+    const tsdb_layout_t *lay = tsdb_layout(db);
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) w->uid_w[k] = lay->uid_width[k];
+    w->rk.metric_w = (uint8_t)lay->uid_width[CODEC_UID_METRIC];
+    w->rk.tagk_w = (uint8_t)lay->uid_width[CODEC_UID_TAGK];
+    w->rk.tagv_w = (uint8_t)lay->uid_width[CODEC_UID_TAGV];
+    w->rk.salt_w = (uint8_t)lay->salt_width;
+    w->rk.salt_buckets = lay->salt_buckets ? lay->salt_buckets : 1;
+    w->max_tags = (int)oct_config_get_int(cfg, "tsd.storage.max_tags");
+    if (w->max_tags < 1) w->max_tags = 8;
+    w->fix_dups = oct_config_get_bool(cfg, "tsd.storage.fix_duplicates");
+    const char *sp = oct_config_get(cfg, "tsd.core.tag.allow_specialchars");
+    if (sp) w->specials = xstrdup(sp);
+    w->flush_every_ms = oct_config_get_int(cfg, "tsd.storage.flush_interval");
+    if (w->flush_every_ms <= 0) w->flush_every_ms = 1000;
+    w->open_flush_ms = oct_config_get_int(cfg, "tsd.storage.head.open_flush_ms");
+    w->grace_ms = 60000;
+    map_init(&w->by_text, 0);
+    map_init(&w->by_tsuid, 1);
+    w->index = tw_index_new();
+    pthread_mutex_init(&w->create_mu, NULL);
+    pthread_mutex_init(&w->flush_mu, NULL);
+    pthread_mutex_init(&w->stop_mu, NULL);
+    pthread_cond_init(&w->stop_cv, NULL);
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&w->barrier, &ra);
+    pthread_rwlockattr_destroy(&ra);
+
+    tw_load_ctx_t lc = {w, eb, 0};
+    int rc = store_part_list(w->st, STORE_TABLE_META, oct_slice(NULL, 0), oct_slice(NULL, 0),
+                             load_part, &lc, eb);
+    if (rc) goto fail;
+
+    const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
+    oct_strbuf_t path = OCT_STRBUF_INIT;
+    oct_strbuf_printf(&path, "%s/wal", dir ? dir : ".");
+    tsdb_wal_opts_t wo = {0};
+    wo.dir = oct_strbuf_cstr(&path);
+    wo.flush_interval_ms = (unsigned)oct_config_get_int(cfg, "tsd.storage.wal.flush_interval_ms");
+    wo.segment_bytes = (uint64_t)oct_config_get_int(cfg, "tsd.storage.wal.segment_mb") << 20;
+    tsdb_wal_replay_t rp = {rp_segment, rp_series, rp_points};
+    rc = tsdb_wal_open(&wo, &rp, w, &w->wal, &w->recovery, eb);
+    oct_strbuf_free(&path);
+    free(w->rmap);
+    w->rmap = NULL;
+    w->rmap_cap = 0;
+    if (rc) goto fail;
+    rc = tw_flush_start(w, eb);
+    if (rc) goto fail;
+    *out = w;
+    return 0;
+fail:
+    tsdb__writer_close(w);
+    return rc;
+}
+
+void tsdb__writer_close(tsdb_writer_t *w)
+{
+    if (!w) return;
+    tw_flush_stop(w);
+    int clean = 0;
+    if (w->wal) {
+        oct_errbuf_t eb;
+        /* Everything into the store, so the log can go. */
+        clean = tw_flush_pass(w, 1, &eb) == 0 && atomic_load(&w->head_points) == 0;
+        tsdb_wal_close(w->wal, clean);
+    }
+    size_t n = atomic_load(&w->n_series);
+    for (size_t i = 0; i < n; i++) series_free(tw_series_at(w, i));
+    for (size_t i = 0; i < TW_LIST_DIR && w->list[i]; i++) free(w->list[i]);
+    map_free(&w->by_text);
+    map_free(&w->by_tsuid);
+    tw_index_free(w->index);
+    free(w->rmap);
+    free(w->specials);
+    pthread_rwlock_destroy(&w->barrier);
+    pthread_mutex_destroy(&w->create_mu);
+    pthread_mutex_destroy(&w->flush_mu);
+    pthread_mutex_destroy(&w->stop_mu);
+    pthread_cond_destroy(&w->stop_cv);
+    free(w);
+}
+
+/* ---- put -------------------------------------------------------------- */
+
+static int writer_of(tsdb_t *db, tsdb_writer_t **w, oct_errbuf_t *eb)
+{
+    *w = tsdb__writer(db);
+    if (!*w) return oct_err(eb, OCT_EINVAL, "the database is open read-only");
+    return 0;
+}
+
+/* One chunk of at most TW_CHUNK points. Returns accepted count or <0 if the
+ * log failed (nothing of this chunk accepted). */
+static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t base_index,
+                      tsdb_put_error_fn on_error, void *ctx, uint64_t *seq, oct_errbuf_t *eb)
+{
+    tw_series_t *ser[TW_CHUNK];
+    uint8_t rec[TSDB_WAL_REC_HDR + 10 + TW_CHUNK * TW_PT_MAX];
+    size_t acc = 0, rej = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tsdb_dp_t *dp = &dps[i];
+        tw_series_t *s = map_find_text(&w->by_text, tw_text_hash(dp), dp);
+        if (!s) {
+            oct_errbuf_t e;
+            e.msg[0] = 0;
+            int rc = series_create(w, dp, &s, &e);
+            if (rc) {
+                s = NULL;
+                rej++;
+                if (on_error) on_error(ctx, base_index + i, rc, e.msg);
+            }
+        }
+        ser[i] = s;
+        acc += s != NULL;
+    }
+    if (rej) atomic_fetch_add_explicit(&w->points_rejected, rej, memory_order_relaxed);
+    if (!acc) return 0;
+
+    /* The POINTS record, built without locks. */
+    uint8_t *p = rec + TSDB_WAL_REC_HDR;
+    p += tsdb_varint_put(p, acc);
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ser[i]) continue;
+        const tsdb_dp_t *dp = &dps[i];
+        p += tsdb_varint_put(p, ser[i]->id);
+        p += tsdb_varint_put(p, tsdb_zigzag((int64_t)((uint64_t)dp->pt.ts_ms - (uint64_t)prev)));
+        prev = dp->pt.ts_ms;
+        *p++ = (uint8_t)((dp->pt.is_float ? 1 : 0) | (dp->ts_is_ms ? 2 : 0));
+        if (dp->pt.is_float) {
+            uint64_t bits;
+            memcpy(&bits, &dp->pt.val.f, 8);
+            oct_put_be64(p, bits);
+            p += 8;
+        } else {
+            p += tsdb_varint_put(p, tsdb_zigzag(dp->pt.val.i));
+        }
+    }
+    size_t rlen = tsdb_wal_seal(rec, TSDB_WAL_T_POINTS, (size_t)(p - rec) - TSDB_WAL_REC_HDR);
+
+    pthread_rwlock_rdlock(&w->barrier);
+    uint64_t seg;
+    int rc = tsdb_wal_lock(w->wal, &seg, eb);
+    if (rc) {
+        pthread_rwlock_unlock(&w->barrier);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        tw_series_t *s = ser[i];
+        if (!s || s->wal_seg == seg) continue;
+        uint8_t def[TSDB_WAL_REC_HDR + 10 + 1 + TW_MAX_TSUID];
+        uint8_t *q = def + TSDB_WAL_REC_HDR;
+        q += tsdb_varint_put(q, s->id);
+        *q++ = s->tsuid_len;
+        memcpy(q, s->tsuid, s->tsuid_len);
+        q += s->tsuid_len;
+        size_t dl = tsdb_wal_seal(def, TSDB_WAL_T_SERIES, (size_t)(q - def) - TSDB_WAL_REC_HDR);
+        tsdb_wal_append_locked(w->wal, def, dl);
+        s->wal_seg = seg;
+    }
+    tsdb_wal_append_locked(w->wal, rec, rlen);
+    *seq = tsdb_wal_unlock(w->wal);
+
+    int64_t now = tw_now_ms();
+    uint64_t added = 0, dups = 0;
+    for (size_t i = 0; i < n; i++) {
+        tw_series_t *s = ser[i];
+        if (!s) continue;
+        pthread_mutex_lock(&s->mu);
+        int r = head_insert(w, s, &dps[i].pt, seg, now);
+        pthread_mutex_unlock(&s->mu);
+        added += (uint64_t)r;
+        dups += (uint64_t)!r;
+    }
+    pthread_rwlock_unlock(&w->barrier);
+    atomic_fetch_add_explicit(&w->points_accepted, acc, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->head_points, added, memory_order_relaxed);
+    if (dups) atomic_fetch_add_explicit(&w->duplicates, dups, memory_order_relaxed);
+    return (long)acc;
+}
+
+long tsdb_put_batch(tsdb_t *db, const tsdb_dp_t *dps, size_t n, tsdb_put_error_fn on_error,
+                    void *ctx, uint64_t *seq, oct_errbuf_t *eb)
+{
+    tsdb_writer_t *w;
+    int rc = writer_of(db, &w, eb);
+    if (rc) return rc;
+    long total = 0;
+    uint64_t last = 0;
+    for (size_t off = 0; off < n; off += TW_CHUNK) {
+        size_t k = n - off < TW_CHUNK ? n - off : TW_CHUNK;
+        uint64_t s = 0;
+        long r = put_chunk(w, dps + off, k, off, on_error, ctx, &s, eb);
+        if (r < 0) {
+            if (total == 0) return r;
+            /* Earlier chunks are in; report the rest as failed. */
+            for (size_t i = off; i < n; i++)
+                if (on_error) on_error(ctx, i, (int)r, eb ? eb->msg : "write-ahead log failed");
+            atomic_fetch_add_explicit(&w->points_rejected, n - off, memory_order_relaxed);
+            break;
+        }
+        total += r;
+        if (s) last = s;
+    }
+    if (seq) *seq = last;
+    return total;
+}
+
+typedef struct {
+    int rc;
+    oct_errbuf_t *eb;
+} tw_one_ctx_t;
+
+static void put_one_err(void *ctx, size_t index, int rc, const char *msg)
+{
+    (void)index;
+    tw_one_ctx_t *c = ctx;
+    c->rc = rc;
+    oct_err(c->eb, rc, "%s", msg);
+}
+
+int tsdb_put(tsdb_t *db, const tsdb_dp_t *dp, uint64_t *seq, oct_errbuf_t *eb)
+{
+    tw_one_ctx_t c = {0, eb};
+    long r = tsdb_put_batch(db, dp, 1, put_one_err, &c, seq, eb);
+    if (r < 0) return (int)r;
+    return c.rc;
+}
+
+int tsdb_wait_durable(tsdb_t *db, uint64_t seq, int fsync, int timeout_ms, oct_errbuf_t *eb)
+{
+    tsdb_writer_t *w;
+    int rc = writer_of(db, &w, eb);
+    if (rc) return rc;
+    return tsdb_wal_wait(w->wal, seq, fsync, timeout_ms, eb);
+}
+
+int tsdb_flush(tsdb_t *db, oct_errbuf_t *eb)
+{
+    tsdb_writer_t *w;
+    int rc = writer_of(db, &w, eb);
+    if (rc) return rc;
+    return tw_flush_pass(w, 1, eb);
+}
+
+int tsdb_series_find(tsdb_t *db, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,
+                     void *ctx)
+{
+    tsdb_writer_t *w = tsdb__writer(db);
+    if (!w) return 0;
+    return tw_index_find(w->index, metric, tagk, tagv, fn, ctx);
+}
+
+void tsdb_stats(tsdb_t *db, tsdb_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    tsdb_writer_t *w = tsdb__writer(db);
+    if (!w) return;
+    out->points_accepted = atomic_load(&w->points_accepted);
+    out->points_rejected = atomic_load(&w->points_rejected);
+    out->duplicates = atomic_load(&w->duplicates);
+    out->series = atomic_load(&w->n_series);
+    out->series_created = atomic_load(&w->series_created);
+    out->head_points = atomic_load(&w->head_points);
+    out->blocks_flushed = atomic_load(&w->blocks_flushed);
+    out->flush_errors = atomic_load(&w->flush_errors);
+    tsdb_wal_counters(w->wal, &out->wal_bytes_written, &out->wal_syncs);
+    out->wal_replayed_records = w->recovery.records;
+    out->wal_torn_bytes = w->recovery.torn_bytes;
+}
