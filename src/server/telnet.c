@@ -1,0 +1,429 @@
+/* telnet.c -- the telnet-style line protocol of one connection (reference §6).
+ *
+ * Lines arrive one at a time from the transport. A `put` line is parsed at
+ * once (tsdb/parse.h): a malformed line is answered with OpenTSDB's error
+ * line; a good one is copied into the session's batch -- the line's bytes
+ * into a fixed arena, the point into an array of tsdb_dp_t whose slices
+ * point into that arena -- and the batch goes to tsdb_put_batch when the
+ * transport calls telnet_flush (after the lines of one read), when it is
+ * full, or before any other reply is written, so replies keep the order of
+ * the lines that caused them. The write path's per-point rejections become
+ * error lines in line order. Buffers are allocated on the first put and
+ * reused: no allocation per point.
+ *
+ * Tokenising: OpenTSDB splits on single spaces, so collectd's double and
+ * trailing spaces give it empty tokens (an empty metric or value is an
+ * error there). octsdb separates tokens by runs of spaces instead, so those
+ * lines are accepted. The count in "not enough arguments" is of non-empty
+ * tokens; a line with metric, timestamp and value followed by a space (what
+ * Telegraf sends for a series without tags) passes that check as it does in
+ * OpenTSDB and is judged by the write path ("Need at least one tag ...").
+ *
+ * Commands and their order in `help` follow OpenTSDB 2.4's registration
+ * (RpcManager): stats dropcaches version exit help, then put (rw and wo
+ * modes only: in ro mode `put` is an unknown command, as in OpenTSDB), then
+ * diediedie unless tsd.no_diediedie. rollup and histogram are not
+ * implemented and therefore unknown commands. */
+#include "server/telnet.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/xmalloc.h"
+#include "tsdb/parse.h"
+#include "tsdb/write.h"
+
+#ifndef OCT_VERSION
+#define OCT_VERSION "0.0.0"
+#endif
+#ifndef OCT_REVISION
+#define OCT_REVISION "unknown"
+#endif
+
+/* A batch is handed to the write path when it holds this many points or
+ * this many bytes of line text; the transport flushes after every read
+ * anyway, so these bound memory, not latency. */
+#define BATCH_MAX_POINTS  1024
+#define BATCH_ARENA_BYTES (256u * 1024u)
+
+typedef struct {
+    size_t index; /* point in the batch */
+    int rc;
+    size_t off, len; /* message in errtext */
+} batch_err_t;
+
+struct telnet_session {
+    tsd_ctx_t *tsd;
+    int allow_put;
+    int allow_diediedie;
+    int return_errors;
+    int stats_fqdn;       /* tsd.stats.canonical: "fqdn=" instead of "host=" */
+    long long stats_port; /* tsd.core.stats_with_port: port=, else -1 */
+
+    /* the batch */
+    tsdb_dp_t *dps;    /* BATCH_MAX_POINTS */
+    size_t *tag_first; /* index of each point's first slice in tags */
+    size_t n_dps;
+    oct_slice_t *tags; /* k0 v0 k1 v1 ... of every point; grows by doubling */
+    size_t n_tags, cap_tags;
+    char *arena; /* BATCH_ARENA_BYTES: copies of the batched lines */
+    size_t arena_len;
+
+    /* rejections reported by the write path during one flush */
+    batch_err_t *errs;
+    size_t n_errs, cap_errs;
+    oct_strbuf_t errtext;
+};
+
+/* ---- session ----------------------------------------------------------- */
+
+telnet_session_t *telnet_session_new(tsd_ctx_t *tsd)
+{
+    telnet_session_t *s = xcalloc(1, sizeof(*s));
+    s->tsd = tsd;
+    s->allow_put = tsd->mode != TSD_MODE_RO;
+    s->allow_diediedie = 1;
+    s->return_errors = 1;
+    s->stats_port = -1;
+    if (tsd->cfg) {
+        s->allow_diediedie = !oct_config_get_bool(tsd->cfg, "tsd.no_diediedie");
+        s->return_errors = oct_config_get_bool(tsd->cfg, "tsd.rpc.telnet.return_errors");
+        s->stats_fqdn = oct_config_get_bool(tsd->cfg, "tsd.stats.canonical");
+        if (oct_config_get_bool(tsd->cfg, "tsd.core.stats_with_port"))
+            s->stats_port = (long long)oct_config_get_int(tsd->cfg, "tsd.network.port");
+    }
+    return s;
+}
+
+void telnet_session_free(telnet_session_t *s)
+{
+    if (!s) return;
+    free(s->dps);
+    free(s->tag_first);
+    free(s->tags);
+    free(s->arena);
+    free(s->errs);
+    oct_strbuf_free(&s->errtext);
+    free(s);
+}
+
+/* ---- flushing the batch ---------------------------------------------- */
+
+static void on_put_error(void *ctx, size_t index, int rc, const char *msg)
+{
+    telnet_session_t *s = ctx;
+    if (s->n_errs == s->cap_errs) {
+        s->cap_errs = s->cap_errs ? 2 * s->cap_errs : 16;
+        s->errs = xrealloc(s->errs, s->cap_errs * sizeof(*s->errs));
+    }
+    batch_err_t *e = &s->errs[s->n_errs++];
+    e->index = index;
+    e->rc = rc;
+    e->off = s->errtext.len;
+    e->len = strlen(msg);
+    oct_strbuf_append(&s->errtext, msg, e->len);
+}
+
+static int cmp_err(const void *a, const void *b)
+{
+    const batch_err_t *x = a, *y = b;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* One write-path rejection as OpenTSDB words it (§6.3): validation errors
+ * are IllegalArgumentExceptions, unknown names NoSuchUniqueName; storage
+ * failures are the asynchronous "HBase error" lines, sent only with
+ * tsd.rpc.telnet.return_errors. OpenTSDB sends nothing at all for other
+ * failures (UID exhaustion); octsdb reports them like storage errors. */
+static void put_error_line(telnet_session_t *s, int rc, const char *msg, size_t len,
+                           oct_strbuf_t *out)
+{
+    switch (rc) {
+    case OCT_EINVAL:
+    case OCT_EBADNAME:
+    case OCT_EPARSE:
+        tsd_count(s->tsd, TSD_CTR_PUT_ILLEGAL_ARGUMENTS, 1);
+        oct_strbuf_puts(out, "put: illegal argument: ");
+        break;
+    case OCT_ENOSUCHNAME:
+        tsd_count(s->tsd, TSD_CTR_PUT_UNKNOWN_METRICS, 1);
+        oct_strbuf_puts(out, "put: unknown metric: ");
+        break;
+    default:
+        tsd_count(s->tsd, TSD_CTR_RPC_ERRORS_TELNET, 1);
+        if (!s->return_errors) return;
+        oct_strbuf_puts(out, "put: HBase error: ");
+        break;
+    }
+    oct_strbuf_append(out, msg, len);
+    oct_strbuf_append(out, "\n", 1);
+}
+
+void telnet_flush(telnet_session_t *s, oct_strbuf_t *out)
+{
+    if (s->n_dps == 0) return;
+    for (size_t i = 0; i < s->n_dps; i++)
+        s->dps[i].tags = s->tags + s->tag_first[i];
+
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    s->n_errs = 0;
+    oct_strbuf_reset(&s->errtext);
+    long acc = tsdb_put_batch(s->tsd->db, s->dps, s->n_dps, on_put_error, s, NULL, &eb);
+    if (acc < 0) {
+        /* nothing was accepted: every point of the batch gets the error */
+        if (!eb.msg[0]) snprintf(eb.msg, sizeof eb.msg, "%s", oct_strerror((int)acc));
+        for (size_t i = 0; i < s->n_dps; i++)
+            put_error_line(s, (int)acc, eb.msg, strlen(eb.msg), out);
+    } else if (s->n_errs) {
+        /* the contract does not promise index order; lines must keep it */
+        int sorted = 1;
+        for (size_t i = 1; i < s->n_errs && sorted; i++)
+            sorted = s->errs[i - 1].index <= s->errs[i].index;
+        if (!sorted) qsort(s->errs, s->n_errs, sizeof(*s->errs), cmp_err);
+        const char *txt = oct_strbuf_cstr(&s->errtext);
+        for (size_t i = 0; i < s->n_errs; i++)
+            put_error_line(s, s->errs[i].rc, txt + s->errs[i].off, s->errs[i].len, out);
+    }
+    s->n_dps = 0;
+    s->n_tags = 0;
+    s->arena_len = 0;
+}
+
+/* ---- put ------------------------------------------------------------- */
+
+static void put_reply(telnet_session_t *s, oct_strbuf_t *out, tsd_counter_t ctr, const char *kind,
+                      const char *msg)
+{
+    tsd_count(s->tsd, ctr, 1);
+    oct_strbuf_puts(out, "put: ");
+    oct_strbuf_puts(out, kind);
+    oct_strbuf_puts(out, ": ");
+    oct_strbuf_puts(out, msg);
+    oct_strbuf_append(out, "\n", 1);
+}
+
+/* A rejected line: the points batched before it are committed first so
+ * that its error line follows theirs. */
+static void put_fail(telnet_session_t *s, oct_strbuf_t *out, int rc, const char *msg)
+{
+    telnet_flush(s, out);
+    if (rc == OCT_EPARSE)
+        put_reply(s, out, TSD_CTR_PUT_INVALID_VALUES, "invalid value", msg);
+    else
+        put_reply(s, out, TSD_CTR_PUT_ILLEGAL_ARGUMENTS, "illegal argument", msg);
+}
+
+static void batch_alloc(telnet_session_t *s)
+{
+    s->dps = xmalloc(BATCH_MAX_POINTS * sizeof(*s->dps));
+    s->tag_first = xmalloc(BATCH_MAX_POINTS * sizeof(*s->tag_first));
+    s->arena = xmalloc(BATCH_ARENA_BYTES);
+    s->cap_tags = 16 * 16;
+    s->tags = xmalloc(s->cap_tags * sizeof(*s->tags));
+}
+
+/* 'args' is the line after "put" (starting at a space or its end). */
+static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf_t *out)
+{
+    oct_errbuf_t eb;
+    char msg[OCT_ERRBUF_SIZE + 64];
+
+    if (!s->dps) batch_alloc(s);
+    if (len > BATCH_ARENA_BYTES) {
+        put_fail(s, out, OCT_EINVAL, "line too long");
+        return;
+    }
+    if (s->n_dps == BATCH_MAX_POINTS || s->arena_len + len > BATCH_ARENA_BYTES)
+        telnet_flush(s, out);
+
+    /* the transport reuses its buffer after this call: keep a copy */
+    char *p = s->arena + s->arena_len;
+    memcpy(p, args, len);
+    const char *end = p + len;
+
+    /* tokens: metric, timestamp, value, then tags; runs of spaces separate */
+    const char *tok[3];
+    size_t tlen[3];
+    size_t ntok = 0, spaces = 0;
+    size_t tag0 = s->n_tags;
+    const char *q = p;
+    for (;;) {
+        while (q < end && *q == ' ') {
+            q++;
+            spaces++;
+        }
+        if (q == end) break;
+        /* one pass finds the token's end and its '=' signs */
+        const char *t = q, *eq = NULL;
+        unsigned n_eq = 0;
+        for (; q < end && *q != ' '; q++) {
+            if (*q == '=' && n_eq++ == 0) eq = q;
+        }
+        size_t n = (size_t)(q - t);
+        if (ntok < 3) {
+            tok[ntok] = t;
+            tlen[ntok] = n;
+        } else {
+            /* k=v, both non-empty, exactly one '=' (Tags.parse splits on every '=') */
+            if (n_eq != 1 || eq == t || eq == t + n - 1) {
+                s->n_tags = tag0;
+                snprintf(msg, sizeof msg, "invalid tag: %.*s", (int)(n > 400 ? 400 : n), t);
+                put_fail(s, out, OCT_EINVAL, msg);
+                return;
+            }
+            if (s->n_tags + 2 > s->cap_tags) {
+                s->cap_tags *= 2;
+                s->tags = xrealloc(s->tags, s->cap_tags * sizeof(*s->tags));
+            }
+            s->tags[s->n_tags++] = oct_slice(t, (size_t)(eq - t));
+            s->tags[s->n_tags++] = oct_slice(eq + 1, (size_t)(t + n - eq - 1));
+        }
+        ntok++;
+    }
+    /* OpenTSDB counts words split on single spaces: "put m t v " has 4 */
+    if (ntok < 3 || (ntok == 3 && spaces < 4)) {
+        s->n_tags = tag0;
+        snprintf(msg, sizeof msg, "not enough arguments (need least 4, got %zu)", ntok);
+        put_fail(s, out, OCT_EINVAL, msg);
+        return;
+    }
+
+    tsdb_dp_t *dp = &s->dps[s->n_dps];
+    int is_ms = 0;
+    int rc = tsdb_parse_timestamp(tok[1], tlen[1], 1, &dp->pt.ts_ms, &is_ms, &eb);
+    if (rc == 0) {
+        rc = tsdb_parse_value(tok[2], tlen[2], &dp->pt, &eb);
+        if (rc == OCT_EINVAL) {
+            /* OpenTSDB's full text names the point */
+            size_t l = strlen(eb.msg);
+            snprintf(eb.msg + l, sizeof eb.msg - l, " for metric=%.*s timestamp=%.*s",
+                     (int)(tlen[0] > 200 ? 200 : tlen[0]), tok[0], (int)tlen[1], tok[1]);
+        }
+    }
+    if (rc < 0) {
+        s->n_tags = tag0;
+        put_fail(s, out, rc, eb.msg);
+        return;
+    }
+    dp->metric = oct_slice(tok[0], tlen[0]);
+    dp->n_tags = (s->n_tags - tag0) / 2;
+    dp->ts_is_ms = (uint8_t)is_ms;
+    dp->tags = NULL; /* set at flush: the slice array may move until then */
+    s->tag_first[s->n_dps] = tag0;
+    s->n_dps++;
+    s->arena_len += len;
+}
+
+/* ---- other commands --------------------------------------------------- */
+
+static void do_version(oct_strbuf_t *out, const tsd_ctx_t *tsd)
+{
+    /* OpenTSDB's two lines (BuildData.revisionString, buildString) */
+    oct_strbuf_puts(out, "net.opentsdb.tools octsdb " OCT_VERSION " built at revision " OCT_REVISION
+                         " (MINT)\n");
+    oct_strbuf_printf(out, "Built on unknown by octsdb@%s:octsdb\n",
+                      tsd->hostname[0] ? tsd->hostname : "localhost");
+}
+
+static void stat_line(const telnet_session_t *s, oct_strbuf_t *out, long long now, const char *name,
+                      unsigned long long v, const char *tag)
+{
+    oct_strbuf_printf(out, "tsd.%s %lld %llu", name, now, v);
+    if (tag && tag[0]) oct_strbuf_printf(out, " %s", tag);
+    oct_strbuf_printf(out, " %s=%s", s->stats_fqdn ? "fqdn" : "host",
+                      s->tsd->hostname[0] ? s->tsd->hostname : "localhost");
+    if (s->stats_port >= 0) oct_strbuf_printf(out, " port=%lld", s->stats_port);
+    oct_strbuf_append(out, "\n", 1);
+}
+
+static void do_stats(telnet_session_t *s, oct_strbuf_t *out)
+{
+    long long now = (long long)time(NULL);
+    tsd_ctx_t *t = s->tsd;
+#define TSD_CTR_LINE(e, name, tag)                                                                 \
+    stat_line(                                                                                     \
+        s, out, now, name,                                                                         \
+        (unsigned long long)atomic_load_explicit(&t->counters[TSD_CTR_##e], memory_order_relaxed), \
+        tag);
+    TSD_COUNTER_MAP(TSD_CTR_LINE)
+#undef TSD_CTR_LINE
+    if (!t->db) return;
+    tsdb_stats_t st;
+    memset(&st, 0, sizeof st);
+    tsdb_stats(t->db, &st);
+    stat_line(s, out, now, "uptime", (unsigned long long)(now - t->started_s), "");
+    stat_line(s, out, now, "datapoints.added", st.points_accepted, "type=all");
+    stat_line(s, out, now, "datapoints.rejected", st.points_rejected, "type=all");
+    stat_line(s, out, now, "datapoints.duplicates", st.duplicates, "type=all");
+    stat_line(s, out, now, "storage.series", st.series, "type=known");
+    stat_line(s, out, now, "storage.series", st.series_created, "type=created");
+    stat_line(s, out, now, "storage.head_points", st.head_points, "");
+    stat_line(s, out, now, "storage.wal.bytes_written", st.wal_bytes_written, "");
+    stat_line(s, out, now, "storage.wal.syncs", st.wal_syncs, "");
+    stat_line(s, out, now, "storage.blocks_flushed", st.blocks_flushed, "");
+    stat_line(s, out, now, "storage.flush_errors", st.flush_errors, "");
+}
+
+static void do_help(const telnet_session_t *s, oct_strbuf_t *out)
+{
+    oct_strbuf_puts(out, "available commands: stats dropcaches version exit help ");
+    if (s->allow_put) oct_strbuf_puts(out, "put ");
+    if (s->allow_diediedie) oct_strbuf_puts(out, "diediedie ");
+    oct_strbuf_append(out, "\n", 1);
+}
+
+static int word_is(const char *w, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && memcmp(w, lit, l) == 0;
+}
+
+telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, oct_strbuf_t *out)
+{
+    tsd_ctx_t *t = s->tsd;
+    tsd_count(t, TSD_CTR_RPC_TELNET, 1);
+
+    /* the command word; leading spaces are skipped like the others */
+    size_t a = 0;
+    while (a < len && line[a] == ' ')
+        a++;
+    size_t b = a;
+    while (b < len && line[b] != ' ')
+        b++;
+    const char *w = line + a;
+    size_t wn = b - a;
+
+    if (s->allow_put && word_is(w, wn, "put")) {
+        tsd_count(t, TSD_CTR_RPC_PUT, 1);
+        do_put(s, line + b, len - b, out);
+        return TELNET_CONTINUE;
+    }
+
+    /* every other reply follows the replies of the puts before it */
+    telnet_flush(s, out);
+    if (word_is(w, wn, "version")) {
+        do_version(out, t);
+    } else if (word_is(w, wn, "stats")) {
+        do_stats(s, out);
+    } else if (word_is(w, wn, "help")) {
+        do_help(s, out);
+    } else if (word_is(w, wn, "dropcaches")) {
+        if (t->db) uid_drop_caches(tsdb_uids(t->db));
+        oct_strbuf_puts(out, "Caches dropped.\n");
+    } else if (word_is(w, wn, "exit")) {
+        return TELNET_CLOSE;
+    } else if (s->allow_diediedie && word_is(w, wn, "diediedie")) {
+        oct_strbuf_puts(out, "Cleaning up and exiting now.\n");
+        return TELNET_SHUTDOWN;
+    } else {
+        tsd_count(t, TSD_CTR_RPC_ERRORS_TELNET, 1);
+        oct_strbuf_puts(out, "unknown command: ");
+        oct_strbuf_append(out, w, wn);
+        oct_strbuf_puts(out, ".  Try `help'.\n");
+    }
+    return TELNET_CONTINUE;
+}
