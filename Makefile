@@ -21,9 +21,10 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# Until the TSD daemon lands, `make run` builds and shows the CLI.
+# Builds and runs the TSD in the foreground (Ctrl-C stops it cleanly): telnet and
+# HTTP on port 4242, data in $(DATADIR), new metrics created on first use.
 run: build
-	$(BUILD)/octsdb --help
+	$(BUILD)/octsdb tsd --port=4242 --datadir=$(DATADIR) --auto-metric
 
 bench: build
 	scripts/run-bench.sh $(BUILD)

@@ -22,6 +22,7 @@ static int cli_cmd_version(int argc, char **argv)
 static const cli_cmd_t cli_cmds[] = {
     {"mkmetric", cli_cmd_mkmetric, "Assign UIDs to metric names (same as `uid assign metrics`)"},
     {"uid", cli_cmd_uid, "Look up, assign, rename, delete, grep and fsck UIDs"},
+    {"tsd", cli_cmd_tsd, "Run the TSD daemon (telnet and HTTP on one port)"},
     {"version", cli_cmd_version, "Print the version"},
 };
 

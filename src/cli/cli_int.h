@@ -35,5 +35,6 @@ void cli_print_common_flags(FILE *f);
 
 int cli_cmd_uid(int argc, char **argv);
 int cli_cmd_mkmetric(int argc, char **argv);
+int cli_cmd_tsd(int argc, char **argv);
 
 #endif

@@ -1,0 +1,231 @@
+/* tsd.c -- the daemon's life: configuration -> listening socket -> data dir
+ * -> HTTP server and worker loops -> accept until a signal -> clean stop.
+ *
+ * The port is bound before the data dir is opened, so "port taken" is
+ * reported without touching the data, and clients that connect while a
+ * large log is replayed wait in the backlog instead of being refused.
+ *
+ * Threads: this one (the caller of tsd_run) accepts and waits for signals
+ * in one poll: the listening socket, a signalfd for SIGTERM/SIGINT (blocked
+ * in every thread, since the mask is set before any thread starts) and an
+ * eventfd that tsd_request_shutdown writes (`diediedie`). Accepted sockets
+ * go to the worker loops (loop.c), which classify them.
+ *
+ * Stop order: close the listening socket; stop the loops (they run the
+ * telnet lines already received and close); let libmicrohttpd finish the
+ * requests in progress (new ones get 503); tsdb_close, which flushes. */
+#include "server/tsd.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "server/http_server.h"
+#include "server/listener.h"
+#include "server/loop.h"
+
+#define TSD_HTTP_GRACE_MS 10000
+
+/* The eventfd tsd_request_shutdown writes; one daemon per process. */
+static volatile sig_atomic_t tsd_wake_fd = -1;
+
+void tsd_request_shutdown(tsd_ctx_t *t)
+{
+    if (t) atomic_store(&t->shutdown, 1);
+    int fd = tsd_wake_fd;
+    if (fd >= 0) {
+        uint64_t one = 1;
+        ssize_t w = write(fd, &one, sizeof one); /* async-signal-safe */
+        (void)w;
+    }
+}
+
+/* Thousands of connections need thousands of descriptors: raise the soft
+ * limit to the hard one. */
+static void tsd_raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            oct_log_warn("tsd", "cannot raise the open file limit: %s", strerror(errno));
+    }
+}
+
+static int tsd_worker_threads(const oct_config_t *cfg)
+{
+    int64_t n = oct_config_get_int(cfg, "tsd.network.worker_threads");
+    if (n > 0) return (int)n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 ? (int)(2 * cpus) : 2; /* OpenTSDB's default: 2 x CPUs */
+}
+
+static tsd_mode_t tsd_mode(const oct_config_t *cfg)
+{
+    const char *m = oct_config_get(cfg, "tsd.mode");
+    if (m && !strcasecmp(m, "ro")) return TSD_MODE_RO;
+    if (m && !strcasecmp(m, "wo")) return TSD_MODE_WO;
+    return TSD_MODE_RW;
+}
+
+/* Accepts everything pending. Returns 0, or 1 if descriptors ran out (the
+ * caller stops polling the listener for a moment instead of spinning). */
+static int tsd_accept_all(tsd_ctx_t *t, listener_t *l, tsd_loops_t *loops, int64_t limit)
+{
+    for (int i = 0; i < 1024; i++) {
+        struct sockaddr_storage addr;
+        socklen_t len;
+        int fd = listener_accept(l, &addr, &len);
+        if (fd == -EAGAIN) return 0;
+        if (fd < 0) {
+            if (fd == -EMFILE || fd == -ENFILE || fd == -ENOBUFS || fd == -ENOMEM) {
+                oct_log_warn("tsd", "accept: %s; pausing for 100 ms", strerror(-fd));
+                return 1;
+            }
+            oct_log_warn("tsd", "accept: %s", strerror(-fd));
+            return 0;
+        }
+        uint64_t open = atomic_load_explicit(&t->counters[TSD_CTR_CONN_OPEN],
+                                             memory_order_relaxed);
+        if (limit > 0 && open >= (uint64_t)limit) {
+            /* OpenTSDB closes connections over tsd.core.connections.limit at once. */
+            tsd_count(t, TSD_CTR_CONN_REJECTED, 1);
+            oct_log_debug("tsd", "connection limit %lld reached; closing a new connection",
+                          (long long)limit);
+            close(fd);
+            continue;
+        }
+        tsd_count(t, TSD_CTR_CONN_OPEN, 1);
+        loops_add(loops, fd, &addr, len);
+    }
+    return 0;
+}
+
+static const char *tsd_signame(int sig)
+{
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "a signal";
+}
+
+int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
+{
+    oct_errbuf_clear(eb);
+    if (oct_config_get_bool(cfg, "tsd.octsdb.verbose")) oct_log_set_level(OCT_LOG_DEBUG);
+    int n_threads = tsd_worker_threads(cfg);
+    int64_t conn_limit = oct_config_get_int(cfg, "tsd.core.connections.limit");
+    tsd_raise_nofile();
+
+    /* Signals: blocked here, before any thread exists, so every thread
+     * inherits the mask and only the signalfd sees them. */
+    sigset_t sigs, old_mask;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, &old_mask);
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+    sigaction(SIGPIPE, &ign, &old_pipe);
+
+    int rc = 0;
+    int sfd = -1, efd = -1;
+    tsdb_t *db = NULL;
+    tsd_ctx_t *t = NULL;
+    tsd_http_t *http = NULL;
+    tsd_loops_t *loops = NULL;
+    listener_t l = {.fd = -1};
+
+    sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+    efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (sfd < 0 || efd < 0) {
+        rc = oct_err(eb, -errno, "cannot set up signal handling: %s", strerror(errno));
+        goto leave;
+    }
+    tsd_wake_fd = efd;
+
+    rc = listener_open(&l, cfg, eb);
+    if (rc) goto leave;
+
+    const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
+    oct_log_info("tsd", "Starting octsdb %s: data dir %s, %d worker threads, mode %s", OCT_VERSION,
+                 dir ? dir : "?", n_threads, oct_config_get(cfg, "tsd.mode"));
+    rc = tsdb_open(cfg, 0, &db, eb);
+    if (rc) {
+        if (!eb || !eb->msg[0]) oct_err(eb, rc, "cannot open data dir %s: %s", dir ? dir : "?",
+                                        oct_strerror(rc));
+        goto leave;
+    }
+
+    t = xcalloc(1, sizeof *t);
+    t->db = db;
+    t->cfg = cfg;
+    t->mode = tsd_mode(cfg);
+    t->started_s = (int64_t)time(NULL);
+    if (gethostname(t->hostname, sizeof t->hostname - 1) != 0)
+        snprintf(t->hostname, sizeof t->hostname, "localhost");
+    atomic_init(&t->shutdown, 0);
+    for (int i = 0; i < TSD_CTR_COUNT; i++) atomic_init(&t->counters[i], 0);
+
+    rc = http_server_start(t, n_threads, &http, eb);
+    if (rc) goto leave;
+    rc = loops_start(t, http, n_threads, &loops, eb);
+    if (rc) goto leave;
+
+    oct_log_info("tsd", "Ready to serve on %s", l.addr);
+    int64_t paused_until = 0;
+    while (!atomic_load(&t->shutdown)) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        int listening = now_ms >= paused_until;
+        struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+                                {.fd = efd, .events = POLLIN},
+                                {.fd = listening ? l.fd : -1, .events = POLLIN}};
+        int n = poll(pfd, 3, listening ? -1 : (int)(paused_until - now_ms));
+        if (n < 0 && errno != EINTR) {
+            oct_log_error("tsd", "poll: %s", strerror(errno));
+            break;
+        }
+        if (pfd[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                oct_log_info("tsd", "Received %s, shutting down", tsd_signame((int)si.ssi_signo));
+                atomic_store(&t->shutdown, 1);
+            }
+        }
+        if (pfd[1].revents & POLLIN) {
+            uint64_t v;
+            ssize_t r = read(efd, &v, sizeof v);
+            (void)r;
+        }
+        if (!atomic_load(&t->shutdown) && (pfd[2].revents & POLLIN) &&
+            tsd_accept_all(t, &l, loops, conn_limit))
+            paused_until = now_ms + 100;
+    }
+
+    oct_log_info("tsd", "Stopping: no new connections; finishing requests in progress");
+    listener_close(&l);
+
+leave:
+    listener_close(&l);
+    loops_stop(loops);
+    http_server_stop(http, TSD_HTTP_GRACE_MS);
+    if (db) {
+        tsdb_close(db);
+        if (rc == 0) oct_log_info("tsd", "Shutdown complete");
+    }
+    free(t);
+    tsd_wake_fd = -1;
+    if (sfd >= 0) close(sfd);
+    if (efd >= 0) close(efd);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    return rc;
+}
