@@ -1,0 +1,358 @@
+/* api.c -- the HTTP API router and the helpers its endpoints share.
+ *
+ * Routing follows OpenTSDB's RpcManager: the path is split into segments,
+ * lower-cased; "/api/<endpoint>[/<sub>]" with an optional version segment
+ * "/api/v<N>/..." (only 1 exists: a higher N is 501, a malformed one 400);
+ * a few legacy routes (/version, /aggregators, /suggest) answer the same JSON
+ * as their /api twins. Endpoints are registered per tsd.mode as OpenTSDB
+ * does (put and uid in rw/wo, suggest/search/query in rw/ro), so in the
+ * wrong mode they simply do not exist (404). A known endpoint called with a
+ * verb it does not take gets OpenTSDB's 405.
+ *
+ * Every request gets an arena (api_call_t.arena) for parsed JSON and
+ * scratch, freed when the handler returns: no per-point allocation in the
+ * handlers. */
+#include "server/api_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <strings.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/rowkey.h"
+#include "common/xmalloc.h"
+#include "tsdb/tsdb.h"
+
+/* /api/query* is the query engine's (another module); it links in when it
+ * exists. sub is "" for /api/query, else "last", "exp", "gexp", ... */
+void api_query(api_call_t *c, const char *sub) __attribute__((weak));
+
+enum { MODE_RW = 1u << TSD_MODE_RW, MODE_RO = 1u << TSD_MODE_RO, MODE_WO = 1u << TSD_MODE_WO };
+#define MODE_ALL (MODE_RW | MODE_RO | MODE_WO)
+#define MODE_WRITE (MODE_RW | MODE_WO)
+#define MODE_READ (MODE_RW | MODE_RO)
+
+typedef struct {
+    const char *path; /* after "api/" */
+    unsigned verbs;
+    unsigned modes;
+    int override; /* honours ?method_override= */
+    void (*fn)(api_call_t *c);
+} api_route_t;
+
+static const api_route_t api_routes[] = {
+    {"aggregators", API_GET | API_POST, MODE_ALL, 0, api_aggregators},
+    {"config", API_GET | API_POST, MODE_ALL, 0, api_config},
+    {"config/filters", API_GET | API_POST, MODE_ALL, 0, api_config_filters},
+    {"dropcaches", API_GET | API_DELETE, MODE_ALL, 0, api_dropcaches},
+    {"put", API_POST, MODE_WRITE, 0, api_put},
+    {"search/lookup", API_GET | API_POST, MODE_READ, 1, api_search_lookup},
+    {"serializers", API_GET | API_POST, MODE_ALL, 0, api_serializers},
+    {"stats", API_GET | API_POST, MODE_ALL, 0, api_stats},
+    {"stats/query", API_GET | API_POST, MODE_ALL, 0, api_stats_query},
+    {"stats/threads", API_GET | API_POST, MODE_ALL, 0, api_stats_threads},
+    {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
+    {"uid/assign", API_GET | API_POST, MODE_WRITE, 0, api_uid_assign},
+    {"uid/rename", API_GET | API_POST, MODE_WRITE, 0, api_uid_rename},
+    {"uid/tsmeta", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_uid_tsmeta},
+    {"uid/uidmeta", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_uid_uidmeta},
+    {"version", API_GET | API_POST, MODE_ALL, 0, api_version},
+};
+
+/* Legacy (non-/api) routes that answer the API's JSON. */
+static const api_route_t api_legacy_routes[] = {
+    {"aggregators", API_GET | API_POST, MODE_ALL, 0, api_aggregators},
+    {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
+    {"version", API_GET | API_POST, MODE_ALL, 0, api_version},
+};
+
+static unsigned api_verb_bit(const char *m)
+{
+    if (!strcmp(m, "GET")) return API_GET;
+    if (!strcmp(m, "POST")) return API_POST;
+    if (!strcmp(m, "PUT")) return API_PUT;
+    if (!strcmp(m, "DELETE")) return API_DELETE;
+    return 0;
+}
+
+void api_method_not_allowed(api_call_t *c)
+{
+    char det[128];
+    snprintf(det, sizeof det, "The HTTP method [%s] is not permitted for this endpoint",
+             c->method);
+    http_error(c->resp, 405, "Method not allowed", det);
+}
+
+static void api_dispatch(api_call_t *c, const api_route_t *r)
+{
+    if (r->override) {
+        char ov[16];
+        if (http_param(c->req, "method_override", ov, sizeof ov) && ov[0]) {
+            for (char *p = ov; *p; p++) *p = (char)toupper((unsigned char)*p);
+            unsigned b = api_verb_bit(ov);
+            if (b) {
+                c->verb = b;
+                c->method = b == API_GET ? "GET" : b == API_POST ? "POST" : b == API_PUT ? "PUT"
+                                                                                         : "DELETE";
+            }
+        }
+    }
+    if (!(c->verb & r->verbs)) {
+        api_method_not_allowed(c);
+        return;
+    }
+    r->fn(c);
+}
+
+static const api_route_t *api_find(const api_route_t *tab, size_t n, const char *path,
+                                   unsigned mode_bit)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(tab[i].path, path) && (tab[i].modes & mode_bit)) return &tab[i];
+    return NULL;
+}
+
+void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp)
+{
+    api_call_t c;
+    memset(&c, 0, sizeof c);
+    c.tsd = tsd;
+    c.req = req;
+    c.resp = resp;
+    c.method = req->method ? req->method : "";
+    c.verb = api_verb_bit(c.method);
+
+    /* Lower-cased segments joined by '/', without empty segments. */
+    char path[512];
+    size_t pl = 0;
+    const char *segs[16];
+    size_t nseg = 0;
+    const char *p = req->path ? req->path : "/";
+    while (*p) {
+        while (*p == '/') p++;
+        if (!*p) break;
+        if (nseg == 16 || pl + 2 >= sizeof path) {
+            http_error(resp, 404, "Endpoint not found", NULL);
+            return;
+        }
+        segs[nseg++] = path + pl;
+        while (*p && *p != '/' && pl + 1 < sizeof path)
+            path[pl++] = (char)tolower((unsigned char)*p++);
+        path[pl++] = '\0';
+        while (*p && *p != '/') p++; /* overlong segment: truncated, won't match */
+    }
+
+    unsigned mode_bit = 1u << tsd->mode;
+    size_t first = 0;
+    int api = nseg > 0 && !strcmp(segs[0], "api");
+    if (api) {
+        first = 1;
+        if (nseg > 1 && segs[1][0] == 'v' && isdigit((unsigned char)segs[1][1])) {
+            char *end;
+            long v = strtol(segs[1] + 1, &end, 10);
+            if (*end || strlen(segs[1] + 1) > 9) {
+                http_error(resp, 400, "Invalid API version format supplied", segs[1]);
+                return;
+            }
+            if (v > 1) {
+                http_error(resp, 501, "Requested API version is greater than the max implemented",
+                           NULL);
+                return;
+            }
+            first = 2;
+        }
+    }
+    /* The route key: the remaining segments joined with '/'. */
+    char key[256];
+    size_t kl = 0;
+    for (size_t i = first; i < nseg; i++) {
+        size_t sl = strlen(segs[i]);
+        if (kl + sl + 2 >= sizeof key) break;
+        if (kl) key[kl++] = '/';
+        memcpy(key + kl, segs[i], sl);
+        kl += sl;
+    }
+    key[kl] = '\0';
+
+    const api_route_t *r = NULL;
+    if (api) {
+        r = api_find(api_routes, sizeof api_routes / sizeof *api_routes, key, mode_bit);
+        if (!r && nseg > first && !strcmp(segs[first], "query") && api_query &&
+            (mode_bit & MODE_READ)) {
+            api_query(&c, nseg > first + 1 ? key + 6 : "");
+            json_arena_free(&c.arena);
+            return;
+        }
+        if (!r && nseg > first + 1 && !strcmp(segs[first], "uid") && (mode_bit & MODE_WRITE)) {
+            http_error(resp, 501, "Other UID endpoints have not been implemented yet", NULL);
+            return;
+        }
+        if (!r && nseg > first + 1 && !strcmp(segs[first], "search") && (mode_bit & MODE_READ)) {
+            const char *t = segs[first + 1];
+            if (!strcmp(t, "tsmeta") || !strcmp(t, "tsmeta_summary") || !strcmp(t, "tsuids") ||
+                !strcmp(t, "uidmeta") || !strcmp(t, "annotation")) {
+                http_error(resp, 400, "Searching is not enabled", NULL);
+                return;
+            }
+        }
+    } else if (nseg == 1) {
+        r = api_find(api_legacy_routes, sizeof api_legacy_routes / sizeof *api_legacy_routes, key,
+                     mode_bit);
+    }
+    if (!r) {
+        http_error(resp, 404, "Endpoint not found", NULL);
+        return;
+    }
+    api_dispatch(&c, r);
+    json_arena_free(&c.arena);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+int api_flag(const api_call_t *c, const char *name)
+{
+    char b[2];
+    return http_param(c->req, name, b, sizeof b);
+}
+
+int api_has_body(const api_call_t *c)
+{
+    if (!c->req->body || c->req->body_len == 0) return 0;
+    for (size_t i = 0; i < c->req->body_len; i++) {
+        uint8_t ch = c->req->body[i];
+        if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') return 1;
+    }
+    return 0;
+}
+
+json_value_t *api_body_json(api_call_t *c, unsigned flags)
+{
+    if (!api_has_body(c)) {
+        http_error(c->resp, 400, "Missing request content", NULL);
+        return NULL;
+    }
+    json_value_t *v;
+    oct_errbuf_t eb;
+    if (json_parse(&c->arena, (const char *)c->req->body, c->req->body_len, flags, &v, &eb)) {
+        http_error(c->resp, 400, "Unable to parse the given JSON", eb.msg);
+        return NULL;
+    }
+    return v;
+}
+
+const char *api_json_cstr(api_call_t *c, const json_value_t *o, const char *key)
+{
+    json_value_t *v = json_obj_get(o, key);
+    if (!v || v->type != JSON_STRING) return NULL;
+    return json_arena_strndup(&c->arena, v->str, v->len);
+}
+
+void api_json_begin(api_call_t *c, json_writer_t *w)
+{
+    oct_strbuf_reset(&c->resp->body);
+    json_w_init(w, &c->resp->body);
+}
+
+int api_kind_from_type(const char *s)
+{
+    if (!strcasecmp(s, "metric") || !strcasecmp(s, "metrics")) return CODEC_UID_METRIC;
+    if (!strcasecmp(s, "tagk")) return CODEC_UID_TAGK;
+    if (!strcasecmp(s, "tagv")) return CODEC_UID_TAGV;
+    return -1;
+}
+
+const char *api_kind_type_name(int kind)
+{
+    static const char *names[] = {"metric", "tagk", "tagv"};
+    return kind >= 0 && kind < 3 ? names[kind] : "";
+}
+
+int api_parse_mexpr(api_call_t *c, const char *m, api_mexpr_t *e)
+{
+    memset(e, 0, sizeof *e);
+    char *s = json_arena_strndup(&c->arena, m, strlen(m));
+    char *brace = strchr(s, '{');
+    if (!brace) {
+        e->metric = s;
+        return 0;
+    }
+    size_t len = strlen(s);
+    if (s[len - 1] != '}') {
+        http_error(c->resp, 400, "Missing '}' at the end of the tags", m);
+        return -1;
+    }
+    s[len - 1] = '\0';
+    *brace = '\0';
+    e->metric = s;
+    char *t = brace + 1;
+    size_t cap = 1;
+    for (char *q = t; *q; q++) cap += *q == ',';
+    e->tagk = json_arena_alloc(&c->arena, cap * sizeof *e->tagk);
+    e->tagv = json_arena_alloc(&c->arena, cap * sizeof *e->tagv);
+    while (*t) {
+        char *comma = strchr(t, ',');
+        if (comma) *comma = '\0';
+        if (*t) {
+            char *eq = strchr(t, '=');
+            if (!eq || eq == t || !eq[1] || strchr(eq + 1, '=')) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "Invalid tag: %s", t);
+                http_error(c->resp, 400, msg, NULL);
+                return -1;
+            }
+            *eq = '\0';
+            e->tagk[e->n_tags] = t;
+            e->tagv[e->n_tags++] = eq + 1;
+        }
+        if (!comma) break;
+        t = comma + 1;
+    }
+    return 0;
+}
+
+int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
+                         oct_errbuf_t *eb)
+{
+    uid_registry_t *u = tsdb_uids(c->tsd->db);
+    const tsdb_layout_t *l = tsdb_layout(c->tsd->db);
+    unsigned mw = l->uid_width[CODEC_UID_METRIC], kw = l->uid_width[CODEC_UID_TAGK],
+             vw = l->uid_width[CODEC_UID_TAGV];
+    if (len < mw || (len - mw) % (kw + vw)) return oct_err(eb, OCT_ECORRUPT, "bad TSUID length");
+    size_t n = (len - mw) / (kw + vw);
+    typedef struct {
+        char *k, *v;
+        size_t kl, vl;
+    } kv_t;
+    kv_t *kv = json_arena_alloc(&c->arena, (n ? n : 1) * sizeof *kv);
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *pk = tsuid + mw + i * (kw + vw);
+        uint8_t buf[UID_NAME_MAX];
+        size_t bl;
+        int rc = uid_get_name(u, CODEC_UID_TAGK, codec_uid_decode(pk, kw), buf, sizeof buf, &bl, eb);
+        if (rc) return rc;
+        kv[i].k = json_arena_strndup(&c->arena, (const char *)buf, bl);
+        kv[i].kl = bl;
+        rc = uid_get_name(u, CODEC_UID_TAGV, codec_uid_decode(pk + kw, vw), buf, sizeof buf, &bl,
+                          eb);
+        if (rc) return rc;
+        kv[i].v = json_arena_strndup(&c->arena, (const char *)buf, bl);
+        kv[i].vl = bl;
+    }
+    for (size_t i = 1; i < n; i++) { /* insertion sort by key name: n is small */
+        kv_t x = kv[i];
+        size_t j = i;
+        while (j > 0 && strcmp(kv[j - 1].k, x.k) > 0) {
+            kv[j] = kv[j - 1];
+            j--;
+        }
+        kv[j] = x;
+    }
+    json_w_obj_begin(w);
+    for (size_t i = 0; i < n; i++) {
+        json_w_keyn(w, kv[i].k, kv[i].kl);
+        json_w_strn(w, kv[i].v, kv[i].vl);
+    }
+    json_w_obj_end(w);
+    return 0;
+}

@@ -1,0 +1,99 @@
+/* api_int.h -- private to the HTTP API handlers (api*.c): the call context
+ * the router hands each endpoint, and helpers shared between endpoints. */
+#ifndef OCT_SERVER_API_INT_H
+#define OCT_SERVER_API_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/json.h"
+#include "server/http.h"
+
+/* Verbs as a bit set, for route tables and 405 checks. */
+enum {
+    API_GET = 1u << 0,
+    API_POST = 1u << 1,
+    API_PUT = 1u << 2,
+    API_DELETE = 1u << 3,
+};
+
+typedef struct {
+    tsd_ctx_t *tsd;
+    const http_request_t *req;
+    http_response_t *resp;
+    unsigned verb;        /* the API_* bit of the effective method (method_override applied) */
+    const char *method;   /* the effective method's name, for messages */
+    json_arena_t arena;   /* per request; freed by the router */
+} api_call_t;
+
+/* Endpoints (each file's entry points). */
+void api_put(api_call_t *c);
+void api_version(api_call_t *c);
+void api_config(api_call_t *c);
+void api_config_filters(api_call_t *c);
+void api_aggregators(api_call_t *c);
+void api_serializers(api_call_t *c);
+void api_stats(api_call_t *c);
+void api_stats_query(api_call_t *c);
+void api_stats_threads(api_call_t *c);
+void api_dropcaches(api_call_t *c);
+void api_suggest(api_call_t *c);
+void api_search_lookup(api_call_t *c);
+void api_uid_assign(api_call_t *c);
+void api_uid_uidmeta(api_call_t *c);
+void api_uid_tsmeta(api_call_t *c);
+void api_uid_rename(api_call_t *c);
+/* /api/query[/<sub>] belongs to the query module; api.c references it weakly
+ * and routes there (modes rw/ro) once it is linked in. sub is "" or e.g. "last". */
+void api_query(api_call_t *c, const char *sub);
+
+/* ---- helpers (api.c) ---------------------------------------------------- */
+
+/* 1 if the query string carries `name` at all (OpenTSDB's "present" flags:
+ * ?summary, ?details=false, ... are all true). */
+int api_flag(const api_call_t *c, const char *name);
+
+/* Parses the request body as JSON into the call's arena. On failure fills the
+ * response with OpenTSDB's errors and returns NULL: no body -> 400 "Missing
+ * request content"; bad JSON -> 400 "Unable to parse the given JSON" (the
+ * parser's reason as details). */
+json_value_t *api_body_json(api_call_t *c, unsigned flags);
+
+/* The effective method is a body-carrying one and the body is non-empty. */
+int api_has_body(const api_call_t *c);
+
+/* The body as a string member or NULL; copies into the arena, NUL-terminated. */
+const char *api_json_cstr(api_call_t *c, const json_value_t *o, const char *key);
+
+/* Writes the response as JSON: initialises a writer on resp->body. */
+void api_json_begin(api_call_t *c, json_writer_t *w);
+
+/* 405 with OpenTSDB's texts. */
+void api_method_not_allowed(api_call_t *c);
+
+/* The UID kind named by the API's singular types "metric", "tagk", "tagv"
+ * (case-insensitive, "metrics" also accepted). -1 if none. */
+int api_kind_from_type(const char *s);
+/* "metric", "tagk", "tagv" */
+const char *api_kind_type_name(int kind);
+
+/* ---- shared by suggest, lookup, tsmeta -------------------------------- */
+
+/* A parsed "metric{k=v,k2=*}" expression, slices into an arena copy. */
+typedef struct {
+    const char *metric; /* may be "" */
+    size_t n_tags;
+    const char **tagk;  /* "*" = any key */
+    const char **tagv;  /* "*" = any value */
+} api_mexpr_t;
+
+/* Parses m into e (strings in the call's arena). Returns 0 or -1 with a 400
+ * already written ("<reason>"). */
+int api_parse_mexpr(api_call_t *c, const char *m, api_mexpr_t *e);
+
+/* Writes {"tagk":"tagv",...} for a TSUID by resolving each UID (sorted by
+ * tagk name). Returns 0 or a negative error (unknown UID etc.) with eb set. */
+int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
+                         oct_errbuf_t *eb);
+
+#endif
