@@ -58,7 +58,10 @@ const char *const *query_agg_names(void);
  * function. Integer result iff every input is an integer and the function
  * keeps integers (sum, min, max, ...). NaN inputs are skipped by the double
  * path; all-NaN -> NaN. Used both across series and inside downsampling
- * buckets. n == 0 -> returns 0 (no value). Returns 1 if *out was set. */
+ * buckets. n == 0 -> returns 0 (no value). Returns 1 if *out was set.
+ * avg/dev/percentiles of integers are integers only when exactly integral
+ * (never truncated); `none` with n > 1 -> OCT_EINVAL; -ENOMEM possible for
+ * median/percentiles of more than 256 values. */
 int query_agg_apply(const query_agg_t *a, const query_dp_t *vals, size_t n, query_dp_t *out);
 
 /* ---- sub-query specification ---------------------------------------- */
@@ -127,7 +130,11 @@ typedef struct {
     size_t n_subs;
 } query_t;
 
+/* Frees everything q owns (not q itself) and zeroes it. */
 void query_free(query_t *q);
+/* Do two sub-queries ask for the same thing? (OpenTSDB drops duplicate
+ * sub-queries; query_parse_m/query_parse_tsuid already do.) */
+int query_sub_equal(const query_sub_t *a, const query_sub_t *b);
 
 /* ---- parsing (query_parse.c) ------------------------------------------ */
 
@@ -171,7 +178,10 @@ OCT_MUST_CHECK int query_filter_from_tag(query_filter_t *f, const char *tagk, co
  * OpenTSDB aligns them (epoch multiples of the interval, or the calendar in
  * tz), filling empty buckets between start_ms and end_ms per ds->fill.
  * Returns the number written to out (cap >= query_downsample_bound), or a
- * negative error. */
+ * negative error (OCT_EINVAL for the `none` aggregator or a bad interval,
+ * OCT_ENOSPC, OCT_ENOTFOUND for an unknown tz). Without fill every point is
+ * bucketed; with fill only [bucket(start_ms), bucket(end_ms)] are emitted.
+ * "all": one bucket stamped start_ms over the points in [start_ms, end_ms]. */
 size_t query_downsample_bound(const query_downsample_t *ds, int64_t start_ms, int64_t end_ms,
                               size_t n_in);
 long query_downsample(const query_downsample_t *ds, const char *tz, int64_t start_ms,
@@ -185,7 +195,10 @@ size_t query_rate(const query_rate_t *r, query_dp_t *pts, size_t n);
 /* Aggregates n_series series (each sorted) into one, with the aggregator's
  * interpolation, as OpenTSDB's AggregationIterator (reference §8.3). 'rate'
  * selects step instead of LERP for non-aligned series. *out is malloc'd.
- * Returns the count or a negative error. */
+ * A series contributes only between its first and last point; MAX/MIN
+ * interpolation (mimmin/mimmax) leaves a missing series out. `none` is the
+ * caller's job (emit each series): OCT_EINVAL for more than one series.
+ * Returns the count or a negative error (-ENOMEM). */
 long query_aggregate(const query_agg_t *a, int rate, const query_dp_t *const *series,
                      const size_t *lens, size_t n_series, query_dp_t **out);
 

@@ -1,2 +1,0 @@
-/* query placeholder until the first query module lands. */
-typedef int oct_query_placeholder_t;
