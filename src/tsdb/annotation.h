@@ -1,0 +1,47 @@
+/* annotation.h -- OpenTSDB's annotations, stored as OpenTSDB stores them
+ * (reference §4.5, §5.4): a cell in the data table under the row key of the
+ * series' hour of startTime, qualifier 0x01 + offset (2 bytes seconds / 4
+ * bytes ms, no flags), value = the annotation's JSON. Global annotations
+ * (no TSUID) live in rows keyed salt(zeros) + metric(zeros) + base hour.
+ *
+ * Stored/API JSON fields (nulls omitted): tsuid (omitted for global),
+ * startTime, endTime (Unix seconds), description, notes, custom (object). */
+#ifndef OCT_TSDB_ANNOTATION_H
+#define OCT_TSDB_ANNOTATION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "tsdb/tsdb.h"
+
+typedef struct {
+    const uint8_t *tsuid; /* NULL for a global annotation */
+    size_t tsuid_len;
+    int64_t start_time;   /* seconds (OpenTSDB also accepts ms: > 9999999999 means ms) */
+    int64_t end_time;     /* 0 = none */
+    const char *description;
+    const char *notes;
+    const char *custom_json; /* JSON object or NULL */
+} tsdb_annotation_t;
+
+/* Writes (replaces) the annotation at (tsuid, start_time). */
+OCT_MUST_CHECK int tsdb_annotation_put(tsdb_t *db, const tsdb_annotation_t *a, oct_errbuf_t *eb);
+
+/* Reads the one at (tsuid, start_time) as stored JSON, appended to out
+ * (NUL-terminated). Returns 1 found, 0 not, or an error. */
+OCT_MUST_CHECK int tsdb_annotation_get(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len,
+                                       int64_t start_time, char **json_out, oct_errbuf_t *eb);
+
+/* Deletes one; returns 1 if it existed, 0 if not, or an error. */
+OCT_MUST_CHECK int tsdb_annotation_delete(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len,
+                                          int64_t start_time, oct_errbuf_t *eb);
+
+/* Calls cb with the stored JSON of every annotation of one series (or the
+ * global ones when tsuid is NULL) whose startTime is in [start_ms, end_ms],
+ * in time order. A nonzero return from cb stops and is returned. */
+typedef int (*tsdb_annotation_fn)(void *ctx, const char *json, size_t len);
+int tsdb_annotation_scan(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
+                         int64_t end_ms, tsdb_annotation_fn cb, void *ctx, oct_errbuf_t *eb);
+
+#endif
