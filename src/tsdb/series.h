@@ -96,6 +96,8 @@ struct tsdb_writer {
     int64_t flush_every_ms;
     int64_t open_flush_ms;
     int64_t grace_ms;
+    /* tsd.core.meta.*: OpenTSDB's TSMeta tracking (meta.c) */
+    int meta_tracking, meta_realtime_ts, meta_incrementing;
 
     tw_map_t by_text, by_tsuid;
     tw_index_t *index;
@@ -120,7 +122,7 @@ struct tsdb_writer {
     size_t rmap_cap;
 
     _Atomic uint64_t points_accepted, points_rejected, duplicates, series_created,
-        head_points, blocks_flushed, flush_errors;
+        head_points, blocks_flushed, flush_errors, meta_errors;
     tsdb_wal_recovery_t recovery;
 };
 
@@ -133,6 +135,13 @@ tw_series_t *tw_map_find_tsuid(tw_map_t *m, const uint8_t *tsuid, size_t len);
 uint64_t tw_hash_bytes(const void *p, size_t n, uint64_t seed);
 
 int64_t tw_now_ms(void);
+
+/* meta.c: OpenTSDB's TSMeta tracking on the write path (reference §5.2).
+ * tw_meta_new_series runs once per series this TSD creates;
+ * tw_meta_points after a chunk was accepted (ser[i] NULL = rejected).
+ * Failures are counted, never fail the put (OpenTSDB logs them). */
+void tw_meta_new_series(tsdb_writer_t *w, const tw_series_t *s);
+void tw_meta_points(tsdb_writer_t *w, tw_series_t *const *ser, size_t n);
 
 /* flush.c */
 OCT_MUST_CHECK int tw_flush_start(tsdb_writer_t *w, oct_errbuf_t *eb);

@@ -133,6 +133,7 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     uo.auto_create[CODEC_UID_TAGV] = oct_config_get_bool(cfg, "tsd.core.auto_create_tagvs");
     uo.random_metrics = oct_config_get_bool(cfg, "tsd.core.uid.random_metrics");
     uo.allow_specialchars = oct_config_get(cfg, "tsd.core.tag.allow_specialchars");
+    uo.realtime_uid_meta = oct_config_get_bool(cfg, "tsd.core.meta.enable_realtime_uid");
     rc = uid_registry_open(db->st, &uo, &db->uids, eb);
     if (rc) goto fail;
     if (!(flags & TSDB_OPEN_READONLY)) {

@@ -423,6 +423,7 @@ static int series_create(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **ou
     series_register(w, s);
     pthread_mutex_unlock(&w->create_mu);
     atomic_fetch_add_explicit(&w->series_created, 1, memory_order_relaxed);
+    tw_meta_new_series(w, s);
     *out = s;
 out:
     if (kv != stack_kv) free(kv);
@@ -650,6 +651,9 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     w->max_tags = (int)oct_config_get_int(cfg, "tsd.storage.max_tags");
     if (w->max_tags < 1) w->max_tags = 8;
     w->fix_dups = oct_config_get_bool(cfg, "tsd.storage.fix_duplicates");
+    w->meta_tracking = oct_config_get_bool(cfg, "tsd.core.meta.enable_tsuid_tracking");
+    w->meta_realtime_ts = oct_config_get_bool(cfg, "tsd.core.meta.enable_realtime_ts");
+    w->meta_incrementing = oct_config_get_bool(cfg, "tsd.core.meta.enable_tsuid_incrementing");
     const char *sp = oct_config_get(cfg, "tsd.core.tag.allow_specialchars");
     if (sp) w->specials = xstrdup(sp);
     w->flush_every_ms = oct_config_get_int(cfg, "tsd.storage.flush_interval");
@@ -819,6 +823,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     pthread_rwlock_unlock(&w->barrier);
     atomic_fetch_add_explicit(&w->points_accepted, acc, memory_order_relaxed);
     atomic_fetch_add_explicit(&w->head_points, added, memory_order_relaxed);
+    if (w->meta_incrementing) tw_meta_points(w, ser, n);
     if (dups) atomic_fetch_add_explicit(&w->duplicates, dups, memory_order_relaxed);
     return (long)acc;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "codec/name.h"
 #include "common/strbuf.h"
@@ -34,6 +35,7 @@ struct uid_registry {
     store_t *st;
     uid_kind_state_t k[CODEC_UID_N_KINDS];
     char *allow_special;
+    int realtime_uid_meta;
 };
 
 static const oct_slice_t UID_FAM_ID = {(const uint8_t *)"id", 2};
@@ -62,6 +64,7 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
     uid_registry_t *r = xcalloc(1, sizeof *r);
     r->st = st;
     r->allow_special = xstrdup(opts->allow_specialchars ? opts->allow_specialchars : "");
+    r->realtime_uid_meta = opts->realtime_uid_meta;
     for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
         uid_kind_state_t *s = &r->k[k];
         s->width = opts->width[k];
@@ -322,6 +325,15 @@ int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *n
                        : uid_assign_sequential(r, s, nm, id, eb);
         if (rc == 0) {
             if (created) *created = 1;
+            if (r->realtime_uid_meta) {
+                /* As OpenTSDB: a failed meta write does not undo the UID. */
+                oct_errbuf_t meb;
+                uid_cache_put(s->cache, name, len, *id);
+                uid_meta_t m = {NULL, NULL, NULL, (int64_t)time(NULL), NULL};
+                if (uid_meta_put(r, kind, *id, &m, &meb) != 0) {
+                    /* the UID stands; /api/uid/uidmeta can write its meta later */
+                }
+            }
             break;
         }
         if (rc != OCT_ECASFAIL) return rc;

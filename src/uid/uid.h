@@ -46,6 +46,8 @@ typedef struct {
     int auto_create[CODEC_UID_N_KINDS];      /* used by uid_resolve_for_write */
     int random_metrics;                         /* tsd.core.uid.random_metrics */
     const char *allow_specialchars;             /* tsd.core.tag.allow_specialchars */
+    int realtime_uid_meta;                      /* tsd.core.meta.enable_realtime_uid: write a
+                                                 * UIDMeta (created = now) for every new UID */
 } uid_options_t;
 
 /* OpenTSDB's defaults: widths 3, auto-create metrics off, tagk/tagv on. */
