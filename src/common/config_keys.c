@@ -128,6 +128,10 @@ const oct_config__key_t oct_config__keys[] = {
     INT("tsd.storage.wal.flush_interval_ms", "10", 1, 60000),
     /* octsdb's own: WAL segment size in MiB before a new segment is started. */
     INT("tsd.storage.wal.segment_mb", "64", 1, 4096),
+    /* octsdb's own: the log is fdatasync'ed at least this often (ms) while it holds unsynced
+     * points, bounding what power loss can take from puts not sent with sync=true. 0 = only
+     * when asked. */
+    INT("tsd.storage.wal.sync_interval_ms", "1000", 0, 3600000),
     BOOL("tsd.storage.enable_appends", "false"),
     BOOL("tsd.storage.repair_appends", "false"),
     BOOL("tsd.storage.fix_duplicates", "false"),

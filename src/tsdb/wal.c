@@ -39,6 +39,8 @@ typedef struct {
 struct tsdb_wal {
     char *dir;
     unsigned interval_ms;
+    unsigned sync_interval_ms;
+    struct timespec last_sync; /* when the last fdatasync finished */
     uint64_t seg_bytes_max;
 
     pthread_mutex_t mu;
@@ -238,6 +240,15 @@ static int flush_buf(tsdb_wal_t *w, wal_buf_t *b, int want_sync)
     return rc;
 }
 
+/* Is a periodic sync due (unsynced data older than sync_interval_ms)? */
+static int periodic_sync_due(const tsdb_wal_t *w, const struct timespec *now)
+{
+    if (!w->sync_interval_ms || (w->written == w->synced && !w->buf.len)) return 0;
+    struct timespec dl;
+    deadline_after(&dl, &w->last_sync, w->sync_interval_ms);
+    return !ts_before(now, &dl);
+}
+
 static void *wal_thread(void *arg)
 {
     tsdb_wal_t *w = arg;
@@ -257,6 +268,12 @@ static void *wal_thread(void *arg)
                 break; /* everything written, a sync wanted */
             } else if (w->stop) {
                 break;
+            } else if (w->sync_interval_ms && w->written > w->synced) {
+                struct timespec dl, now;
+                deadline_after(&dl, &w->last_sync, w->sync_interval_ms);
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (!ts_before(&now, &dl)) break;
+                pthread_cond_timedwait(&w->work, &w->mu, &dl);
             } else {
                 pthread_cond_wait(&w->work, &w->mu);
             }
@@ -269,7 +286,9 @@ static void *wal_thread(void *arg)
         w->buf.split = SIZE_MAX;
         w->buf.seg = w->cur_seg;
         uint64_t end = w->appended;
-        int want_sync = w->sync_req > w->synced || w->stop;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int want_sync = w->sync_req > w->synced || w->stop || periodic_sync_due(w, &now);
         pthread_cond_broadcast(&w->done); /* space freed */
         pthread_mutex_unlock(&w->mu);
 
@@ -284,6 +303,7 @@ static void *wal_thread(void *arg)
             if (want_sync) {
                 w->synced = end;
                 w->syncs++;
+                clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
             }
         }
         w->spare.len = 0;
@@ -559,6 +579,7 @@ int tsdb_wal_open(const tsdb_wal_opts_t *o, const tsdb_wal_replay_t *rp, void *c
     tsdb_wal_t *w = xcalloc(1, sizeof *w);
     w->dir = xstrdup(o->dir);
     w->interval_ms = o->flush_interval_ms ? o->flush_interval_ms : 10;
+    w->sync_interval_ms = o->sync_interval_ms;
     w->seg_bytes_max = o->segment_bytes ? o->segment_bytes : 64u << 20;
     w->fd = -1;
     pthread_mutex_init(&w->mu, NULL);
@@ -617,6 +638,7 @@ int tsdb_wal_open(const tsdb_wal_opts_t *o, const tsdb_wal_replay_t *rp, void *c
     w->buf.seg = next;
     buf_append(&w->buf, h, WAL_HDR);
     clock_gettime(CLOCK_MONOTONIC, &w->first_at);
+    w->last_sync = w->first_at;
     w->appended = WAL_HDR;
     w->cur_seg_len = WAL_HDR;
     if (pthread_create(&w->thr, NULL, wal_thread, w) != 0) {

@@ -26,6 +26,8 @@ typedef struct tsdb_wal tsdb_wal_t;
 typedef struct {
     const char *dir;            /* the wal directory (created if missing) */
     unsigned flush_interval_ms; /* group-commit delay */
+    unsigned sync_interval_ms;  /* fdatasync at least this often while unsynced data exists
+                                 * (0 = only on request): bounds what power loss can take */
     uint64_t segment_bytes;     /* rotate after this many bytes */
 } tsdb_wal_opts_t;
 

@@ -684,6 +684,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     tsdb_wal_opts_t wo = {0};
     wo.dir = oct_strbuf_cstr(&path);
     wo.flush_interval_ms = (unsigned)oct_config_get_int(cfg, "tsd.storage.wal.flush_interval_ms");
+    wo.sync_interval_ms = (unsigned)oct_config_get_int(cfg, "tsd.storage.wal.sync_interval_ms");
     wo.segment_bytes = (uint64_t)oct_config_get_int(cfg, "tsd.storage.wal.segment_mb") << 20;
     tsdb_wal_replay_t rp = {rp_segment, rp_series, rp_points};
     rc = tsdb_wal_open(&wo, &rp, w, &w->wal, &w->recovery, eb);
