@@ -231,7 +231,7 @@ int main(int argc, char **argv)
 
     /* raw WAL append: lock, copy, unlock per record; then wait until written */
     char *dir = mkdir_tmp();
-    tsdb_wal_opts_t wo = {dir, 10, 64u << 20};
+    tsdb_wal_opts_t wo = {.dir = dir, .flush_interval_ms = 10, .segment_bytes = 64u << 20};
     tsdb_wal_t *w;
     oct_errbuf_t eb;
     if (tsdb_wal_open(&wo, NULL, NULL, &w, NULL, &eb)) {
