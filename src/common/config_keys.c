@@ -161,8 +161,13 @@ const oct_config__key_t oct_config__keys[] = {
     BOOL("tsd.query.limits.bytes.allow_override", "false"),
     INT("tsd.query.limits.data_points.default", "0", 0, I64), /* 0 = unlimited */
     BOOL("tsd.query.limits.data_points.allow_override", "false"),
+    /* octsdb's own: most points one query holds at once for the group being aggregated
+     * (after downsampling; 24 bytes each); above it the query fails with 413. 0 = unlimited. */
+    INT("tsd.query.limits.held_points.default", "50000000", 0, I64),
     INT("tsd.query.limits.overrides.interval", "60000", 1, I64), /* ms */
     STR("tsd.query.limits.overrides.config", NULL),
+    /* octsdb's own: most time series one query may select; above it 413. 0 = unlimited. */
+    INT("tsd.query.limits.series.default", "1000000", 0, I64),
     BOOL("tsd.query.multi_get.enable", "false"),
     INT("tsd.query.multi_get.limit", "131072", 1, I32),
     INT("tsd.query.multi_get.batch_size", "1024", 1, I32),

@@ -26,7 +26,6 @@
 
 /* /api/query* is the query engine's (another module); it links in when it
  * exists. sub is "" for /api/query, else "last", "exp", "gexp", ... */
-void api_query(api_call_t *c, const char *sub) __attribute__((weak));
 
 enum { MODE_RW = 1u << TSD_MODE_RW, MODE_RO = 1u << TSD_MODE_RO, MODE_WO = 1u << TSD_MODE_WO };
 #define MODE_ALL (MODE_RW | MODE_RO | MODE_WO)
@@ -43,10 +42,14 @@ typedef struct {
 
 static const api_route_t api_routes[] = {
     {"aggregators", API_GET | API_POST, MODE_ALL, 0, api_aggregators},
+    {"annotation", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_annotation},
+    {"annotation/bulk", API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_annotation_bulk},
+    {"annotations", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_annotations},
     {"config", API_GET | API_POST, MODE_ALL, 0, api_config},
     {"config/filters", API_GET | API_POST, MODE_ALL, 0, api_config_filters},
     {"dropcaches", API_GET | API_DELETE, MODE_ALL, 0, api_dropcaches},
     {"put", API_POST, MODE_WRITE, 0, api_put},
+    {"query/last", API_GET | API_POST, MODE_READ, 0, api_query_last},
     {"search/lookup", API_GET | API_POST, MODE_READ, 1, api_search_lookup},
     {"serializers", API_GET | API_POST, MODE_ALL, 0, api_serializers},
     {"stats", API_GET | API_POST, MODE_ALL, 0, api_stats},
@@ -178,7 +181,7 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
     const api_route_t *r = NULL;
     if (api) {
         r = api_find(api_routes, sizeof api_routes / sizeof *api_routes, key, mode_bit);
-        if (!r && nseg > first && !strcmp(segs[first], "query") && api_query &&
+        if (!r && nseg > first && !strcmp(segs[first], "query") &&
             (mode_bit & MODE_READ)) {
             api_query(&c, nseg > first + 1 ? key + 6 : "");
             json_arena_free(&c.arena);

@@ -43,8 +43,11 @@ void api_uid_assign(api_call_t *c);
 void api_uid_uidmeta(api_call_t *c);
 void api_uid_tsmeta(api_call_t *c);
 void api_uid_rename(api_call_t *c);
-/* /api/query[/<sub>] belongs to the query module; api.c references it weakly
- * and routes there (modes rw/ro) once it is linked in. sub is "" or e.g. "last". */
+void api_annotation(api_call_t *c);      /* /api/annotation (api_annotation.c) */
+void api_annotation_bulk(api_call_t *c); /* /api/annotation/bulk */
+void api_annotations(api_call_t *c);     /* /api/annotations: global notes of a range */
+void api_query_last(api_call_t *c);      /* /api/query/last (api_query_last.c) */
+/* /api/query[/<sub>] (api_query.c), modes rw/ro. sub is "" or e.g. "exp". */
 void api_query(api_call_t *c, const char *sub);
 
 /* ---- helpers (api.c) ---------------------------------------------------- */
@@ -76,6 +79,12 @@ void api_method_not_allowed(api_call_t *c);
 int api_kind_from_type(const char *s);
 /* "metric", "tagk", "tagv" */
 const char *api_kind_type_name(int kind);
+
+/* Writes one annotation's stored JSON (tsdb/annotation.h) as the API shows
+ * it: tsuid (omitted for global notes), description, notes, custom
+ * (omitted when null), endTime, startTime. Also for notes in /api/query
+ * results. Returns 0, or -1 (unreadable JSON: nothing written). */
+int api_write_annotation(api_call_t *c, json_writer_t *w, const char *json, size_t len);
 
 /* ---- shared by suggest, lookup, tsmeta -------------------------------- */
 

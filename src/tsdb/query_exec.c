@@ -1,0 +1,1054 @@
+/* query_exec.c -- runs a query_t against the database: series selection from
+ * the in-memory index, grouping, per-series reading and the pure pipeline of
+ * query/ (downsample, rate, aggregate), one group at a time.
+ *
+ * Design. Selection never touches the store: the series index answers
+ * "series of metric m with tagk k (= v)" from memory, so a candidate set is
+ * one posting list (the union of the postings of the shortest case-sensitive
+ * literal_or, else the postings of one filtered key, else the metric's), and
+ * every candidate is then checked on its TSUID bytes: keys present, explicit
+ * tags, and the filters. Literal filters compare UIDs; the others compare
+ * names, resolved once per tag value and query (a small open-addressing map
+ * caches names and per-filter verdicts), so 10,000 candidates with 50
+ * distinct hosts cost 50 name lookups. The matches are sorted by (group key,
+ * TSUID), which makes each group a contiguous run in OpenTSDB's output
+ * order. Groups are then materialised one at a time: each series is read,
+ * converted in place to query_dp_t (same size, so no copy), downsampled --
+ * a day of raw points at a time for fixed intervals, whose buckets never
+ * straddle a day-multiple boundary -- and rated; the group is aggregated,
+ * handed to the callback and freed before the next group is read.
+ *
+ * Annotations come from the annotation store (tsdb/annotation.h) per series
+ * of the group, only when asked for. Deleting (delete_data) flushes the
+ * head, then removes the rows of every matched series in its scan window,
+ * after the last callback, as OpenTSDB deletes the rows it scanned. */
+#include "tsdb/query_exec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/rowkey.h"
+#include "common/json.h"
+#include "common/xmalloc.h"
+#include "tsdb/annotation.h"
+#include "tsdb/write.h"
+
+
+#define DAY_MS  86400000LL
+#define HOUR_S  3600LL
+#define MAX_PAIRS 128 /* a TSUID is at most 255 bytes: 255 / 2 pairs */
+
+_Static_assert(sizeof(codec_point_t) == sizeof(query_dp_t),
+               "points are converted to query_dp_t in place");
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+/* Name / verdict cache: (tag, id) -> string or small int. tag 1 = tagk name,
+ * 2 = tagv name, 16 + i = verdict of filter i for tag value id. */
+typedef struct {
+    uint64_t id;
+    uint32_t tag;
+    uint32_t used;
+    const char *s;
+    size_t len;
+} nm_slot_t;
+
+typedef struct {
+    nm_slot_t *t;
+    size_t mask, n;
+} nmap_t;
+
+static size_t nm_hash(uint32_t tag, uint64_t id)
+{
+    uint64_t h = (id ^ ((uint64_t)tag << 56)) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static nm_slot_t *nm_find(nmap_t *m, uint32_t tag, uint64_t id)
+{
+    if (!m->t) return NULL;
+    for (size_t i = nm_hash(tag, id) & m->mask;; i = (i + 1) & m->mask) {
+        nm_slot_t *s = &m->t[i];
+        if (!s->used) return NULL;
+        if (s->tag == tag && s->id == id) return s;
+    }
+}
+
+static nm_slot_t *nm_add(nmap_t *m, uint32_t tag, uint64_t id)
+{
+    if (!m->t || (m->n + 1) * 2 > m->mask + 1) {
+        size_t om = m->t ? m->mask : 0;
+        nm_slot_t *old = m->t;
+        m->mask = old ? (om + 1) * 2 - 1 : 255;
+        m->t = xcalloc(m->mask + 1, sizeof *m->t);
+        for (size_t i = 0; old && i <= om; i++) {
+            if (!old[i].used) continue;
+            size_t j = nm_hash(old[i].tag, old[i].id) & m->mask;
+            while (m->t[j].used) j = (j + 1) & m->mask;
+            m->t[j] = old[i];
+        }
+        free(old);
+    }
+    size_t j = nm_hash(tag, id) & m->mask;
+    while (m->t[j].used) j = (j + 1) & m->mask;
+    nm_slot_t *s = &m->t[j];
+    memset(s, 0, sizeof *s);
+    s->used = 1;
+    s->tag = tag;
+    s->id = id;
+    m->n++;
+    return s;
+}
+
+/* A list of TSUIDs in one byte buffer (offsets, so it may grow). */
+typedef struct {
+    uint32_t off;
+    uint16_t len;
+} tref_t;
+
+typedef struct {
+    uint8_t *buf;
+    size_t n, cap;
+    tref_t *v;
+    size_t nv, capv;
+} tlist_t;
+
+static void tl_add(tlist_t *l, const uint8_t *p, size_t len)
+{
+    if (l->n + len > l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4096;
+        while (l->cap < l->n + len) l->cap *= 2;
+        l->buf = xrealloc(l->buf, l->cap);
+    }
+    if (l->nv == l->capv) {
+        l->capv = l->capv ? l->capv * 2 : 256;
+        l->v = xrealloc(l->v, l->capv * sizeof *l->v);
+    }
+    memcpy(l->buf + l->n, p, len);
+    l->v[l->nv].off = (uint32_t)l->n;
+    l->v[l->nv].len = (uint16_t)len;
+    l->nv++;
+    l->n += len;
+}
+
+static void tl_free(tlist_t *l)
+{
+    free(l->buf);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int tl_collect(void *ctx, const uint8_t *tsuid, size_t len)
+{
+    tl_add(ctx, tsuid, len);
+    return 0;
+}
+
+/* ---- the executor's state --------------------------------------------- */
+
+/* A filter resolved for one sub-query. */
+typedef struct {
+    const query_filter_t *f;
+    uint64_t tagk;
+    int pushed;     /* case-sensitive literal_or resolved to UIDs: match on UIDs */
+    uint64_t *lits; /* sorted */
+    size_t n_lits;
+} xfilter_t;
+
+/* A matched series: its TSUID and group key (pointers into a tlist buffer
+ * that no longer grows). */
+typedef struct {
+    const uint8_t *tsuid;
+    size_t len;
+    const uint8_t *gkey;
+    size_t glen;
+} xseries_t;
+
+typedef struct {
+    tsdb_t *db;
+    uid_registry_t *uids;
+    codec_rowkey_layout_t rk;
+    unsigned mw, kw, vw;
+    const query_t *q;
+    const query_exec_opts_t *o;
+    query_result_fn fn;
+    void *ctx;
+    query_exec_stats_t st;
+    oct_errbuf_t *eb;
+    int64_t t0, deadline;
+    json_arena_t names; /* cached names: live for the whole query */
+    nmap_t nm;
+    const char *tz;
+    /* delete_data: every matched series and its scan window */
+    tlist_t del;
+    int64_t *del_lo, *del_hi;
+    size_t del_cap;
+} ex_t;
+
+static int ex_check_time(ex_t *x)
+{
+    if (x->deadline && mono_ns() > x->deadline)
+        return oct_err(x->eb, -ETIMEDOUT, "Query timed out after %lld ms",
+                       (long long)x->o->timeout_ms);
+    return 0;
+}
+
+static int ex_name(ex_t *x, codec_uid_kind_t kind, uint64_t id, const char **s, size_t *len)
+{
+    uint32_t tag = kind == CODEC_UID_TAGK ? 1 : kind == CODEC_UID_TAGV ? 2 : 3;
+    nm_slot_t *sl = nm_find(&x->nm, tag, id);
+    if (sl) {
+        *s = sl->s;
+        *len = sl->len;
+        return 0;
+    }
+    uint8_t buf[UID_NAME_MAX];
+    size_t bl;
+    int rc = uid_get_name(x->uids, kind, id, buf, sizeof buf, &bl, x->eb);
+    if (rc) return rc;
+    sl = nm_add(&x->nm, tag, id);
+    sl->s = json_arena_strndup(&x->names, (const char *)buf, bl);
+    sl->len = bl;
+    *s = sl->s;
+    *len = bl;
+    return 0;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+void query_exec_opts_default(query_exec_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_series = 1000000;
+    o->max_held_points = 50000000;
+    o->expansion_limit = 4096;
+}
+
+void query_exec_opts_from_config(query_exec_opts_t *o, const oct_config_t *cfg)
+{
+    query_exec_opts_default(o);
+    if (!cfg) return;
+    if (oct_config_is_known("tsd.query.timeout"))
+        o->timeout_ms = oct_config_get_int(cfg, "tsd.query.timeout");
+    o->max_points = (uint64_t)oct_config_get_int(cfg, "tsd.query.limits.data_points.default");
+    if (oct_config_is_known("tsd.query.limits.series.default"))
+        o->max_series = (uint64_t)oct_config_get_int(cfg, "tsd.query.limits.series.default");
+    if (oct_config_is_known("tsd.query.limits.held_points.default"))
+        o->max_held_points =
+            (uint64_t)oct_config_get_int(cfg, "tsd.query.limits.held_points.default");
+    o->skip_unresolved_tagvs = oct_config_get_bool(cfg, "tsd.query.skip_unresolved_tagvs");
+    o->expansion_limit = (size_t)oct_config_get_int(cfg, "tsd.query.filter.expansion_limit");
+    const char *tz = oct_config_get(cfg, "tsd.core.timezone");
+    o->timezone = tz && *tz ? tz : NULL;
+}
+
+/* ---- scan window (TsdbQuery.getScanStartTimeSeconds / EndTimeSeconds) -- */
+
+void query_exec_scan_window(const query_t *q, const query_sub_t *sub, int64_t *lo, int64_t *hi)
+{
+    int64_t iv = sub && sub->has_downsample && !sub->ds.all ? sub->ds.interval_ms : 0;
+    int64_t start = floor_div(q->start_ms, 1000);
+    if (iv > 0) start -= ((1000 * start) % iv) / 1000;
+    start -= start % HOUR_S;
+    if (start < 0) start = 0;
+    /* OpenTSDB keeps the end in ms and bumps the second it divides to. */
+    int64_t end = floor_div(q->end_ms, 1000) + 1;
+    if (iv > 0) {
+        end += (iv - (1000 * end) % iv) / 1000;
+        if (end % HOUR_S) end += HOUR_S - end % HOUR_S;
+    } else {
+        end += HOUR_S - end % HOUR_S;
+    }
+    *lo = start * 1000;
+    *hi = end * 1000 - 1;
+}
+
+/* ---- selection ---------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Splits a literal_or expression as Java's split("\\|") (trailing empties
+ * dropped) and resolves each literal to a tag value UID. */
+static int resolve_literals(ex_t *x, xfilter_t *xf)
+{
+    const char *e = xf->f->expr;
+    size_t cap = 1;
+    for (const char *p = e; *p; p++) cap += *p == '|';
+    if (cap > x->o->expansion_limit) return 0; /* OpenTSDB: post-filter on names only */
+    xf->lits = xmalloc(cap * sizeof *xf->lits);
+    size_t n_items = 0, last_nonempty = 0;
+    const char *start = e;
+    /* Count items first to know which trailing empties to drop. */
+    for (const char *p = e;; p++) {
+        if (*p == '|' || !*p) {
+            n_items++;
+            if (p > start) last_nonempty = n_items;
+            if (!*p) break;
+            start = p + 1;
+        }
+    }
+    start = e;
+    size_t item = 0;
+    for (const char *p = e;; p++) {
+        if (*p == '|' || !*p) {
+            item++;
+            if (item > last_nonempty) break;
+            uint64_t id;
+            oct_errbuf_t leb;
+            int rc = uid_get_id(x->uids, CODEC_UID_TAGV, (const uint8_t *)start,
+                                (size_t)(p - start), &id, &leb);
+            if (rc == OCT_ENOSUCHNAME && x->o->skip_unresolved_tagvs) {
+                /* dropped */
+            } else if (rc) {
+                return oct_err(x->eb, rc, "%s", leb.msg);
+            } else {
+                xf->lits[xf->n_lits++] = id;
+            }
+            if (!*p) break;
+            start = p + 1;
+        }
+    }
+    qsort(xf->lits, xf->n_lits, sizeof *xf->lits, cmp_u64);
+    xf->pushed = 1;
+    return 0;
+}
+
+typedef struct {
+    size_t n;
+    uint64_t k[MAX_PAIRS], v[MAX_PAIRS];
+} pairs_t;
+
+static void tsuid_pairs(const ex_t *x, const uint8_t *t, size_t len, pairs_t *p)
+{
+    size_t pw = x->kw + x->vw;
+    p->n = len > x->mw ? (len - x->mw) / pw : 0;
+    if (p->n > MAX_PAIRS) p->n = MAX_PAIRS;
+    for (size_t i = 0; i < p->n; i++) {
+        p->k[i] = codec_uid_decode(t + x->mw + i * pw, x->kw);
+        p->v[i] = codec_uid_decode(t + x->mw + i * pw + x->kw, x->vw);
+    }
+}
+
+static int pair_find(const pairs_t *p, uint64_t k, uint64_t *v)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->k[i] == k) {
+            *v = p->v[i];
+            return 1;
+        }
+    return 0;
+}
+
+/* 1 if the series passes every filter, 0 if not, negative on error. */
+static int series_passes(ex_t *x, const xfilter_t *xf, size_t nf, const pairs_t *p,
+                         const uint64_t *fkeys, size_t nfk, int explicit_tags)
+{
+    if (explicit_tags) {
+        for (size_t i = 0; i < p->n; i++) {
+            int found = 0;
+            for (size_t j = 0; j < nfk && !found; j++) found = fkeys[j] == p->k[i];
+            if (!found) return 0;
+        }
+    }
+    for (size_t i = 0; i < nf; i++) {
+        uint64_t v;
+        int has = pair_find(p, xf[i].tagk, &v);
+        if (xf[i].f->type == QUERY_FILTER_NOT_KEY) {
+            if (has) return 0;
+            continue;
+        }
+        if (!has) return 0;
+        if (xf[i].pushed) {
+            if (!bsearch(&v, xf[i].lits, xf[i].n_lits, sizeof v, cmp_u64)) return 0;
+            continue;
+        }
+        nm_slot_t *sl = nm_find(&x->nm, 16 + (uint32_t)i, v);
+        int ok;
+        if (sl) {
+            ok = (int)sl->len;
+        } else {
+            const char *name;
+            size_t nl;
+            int rc = ex_name(x, CODEC_UID_TAGV, v, &name, &nl);
+            if (rc) return rc;
+            ok = query_filter_match(xf[i].f, name, nl) ? 1 : 0;
+            sl = nm_add(&x->nm, 16 + (uint32_t)i, v);
+            sl->len = (size_t)ok;
+        }
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static int cmp_series(const void *a, const void *b)
+{
+    const xseries_t *x = a, *y = b;
+    int c = oct_slice_cmp(oct_slice(x->gkey, x->glen), oct_slice(y->gkey, y->glen));
+    if (c) return c;
+    return oct_slice_cmp(oct_slice(x->tsuid, x->len), oct_slice(y->tsuid, y->len));
+}
+
+static int cmp_tref(const void *a, const void *b, void *ctx)
+{
+    const uint8_t *buf = ctx;
+    const tref_t *x = a, *y = b;
+    return oct_slice_cmp(oct_slice(buf + x->off, x->len), oct_slice(buf + y->off, y->len));
+}
+
+/* ---- reading one series ------------------------------------------------- */
+
+/* Reads [lo, hi] of a series as query_dp_t (converted in place). */
+static int read_dps(ex_t *x, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi,
+                    query_dp_t **out, size_t *n)
+{
+    codec_point_t *raw;
+    size_t nr;
+    int rc = tsdb_read_series(x->db, tsuid, len, lo, hi, &raw, &nr, x->eb);
+    if (rc) return rc;
+    x->st.raw_points += nr;
+    if (x->o->max_points && x->st.raw_points > x->o->max_points) {
+        free(raw);
+        return oct_err(x->eb, OCT_ERANGE,
+                       "Sorry, you have attempted to fetch more than our limit of %llu data "
+                       "points. Please try filtering using more tags or decrease your time "
+                       "range.",
+                       (unsigned long long)x->o->max_points);
+    }
+    for (size_t i = 0; i < nr; i++) {
+        codec_point_t c;
+        memcpy(&c, &raw[i], sizeof c);
+        query_dp_t d;
+        memset(&d, 0, sizeof d);
+        d.ts_ms = c.ts_ms;
+        if (c.is_float) {
+            d.v.f = c.val.f;
+        } else {
+            d.v.i = c.val.i;
+            d.is_int = 1;
+        }
+        memcpy((char *)raw + i * sizeof d, &d, sizeof d);
+    }
+    *out = (query_dp_t *)(void *)raw;
+    *n = nr;
+    return 0;
+}
+
+static int ds_error(ex_t *x, long r)
+{
+    if (r == OCT_ENOTFOUND)
+        return oct_err(x->eb, OCT_EPARSE, "The timezone specification could not be found");
+    return oct_err(x->eb, (int)r, "downsampling failed: %s", oct_strerror((int)r));
+}
+
+/* The series' points after downsampling and rate, over the scan window
+ * [lo, hi]. *out is malloc'd. */
+static int load_series(ex_t *x, const query_sub_t *sub, const uint8_t *tsuid, size_t len,
+                       int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
+{
+    const query_t *q = x->q;
+    uint64_t raw0 = x->st.raw_points;
+    *out = NULL;
+    *n_out = 0;
+    query_dp_t *res = NULL;
+    size_t n = 0;
+    int rc;
+    if (!sub->has_downsample) {
+        rc = read_dps(x, tsuid, len, lo, hi, &res, &n);
+        if (rc) return rc;
+    } else if (sub->ds.all || sub->ds.calendar) {
+        query_dp_t *raw;
+        size_t nr;
+        rc = read_dps(x, tsuid, len, lo, hi, &raw, &nr);
+        if (rc) return rc;
+        /* "all" covers the query range; calendar buckets fill the scan window */
+        int64_t s = sub->ds.all ? q->start_ms : lo, e = sub->ds.all ? q->end_ms : hi;
+        size_t cap = query_downsample_bound(&sub->ds, s, e, nr);
+        res = xmalloc((cap ? cap : 1) * sizeof *res);
+        long r = query_downsample(&sub->ds, x->tz, s, e, raw, nr, res, cap);
+        free(raw);
+        if (r < 0) {
+            free(res);
+            return ds_error(x, r);
+        }
+        n = (size_t)r;
+    } else {
+        /* Fixed intervals: buckets are epoch multiples of the interval, so
+         * chunks whose bounds are such multiples downsample independently. */
+        int64_t iv = sub->ds.interval_ms;
+        int64_t chunk = iv >= DAY_MS ? iv : (DAY_MS + iv - 1) / iv * iv;
+        size_t cap = 0;
+        for (int64_t c = floor_div(lo, chunk) * chunk; c <= hi; c += chunk) {
+            int64_t s = c > lo ? c : lo, e = c + chunk - 1 < hi ? c + chunk - 1 : hi;
+            query_dp_t *raw;
+            size_t nr;
+            rc = read_dps(x, tsuid, len, s, e, &raw, &nr);
+            if (rc) {
+                free(res);
+                return rc;
+            }
+            size_t b = query_downsample_bound(&sub->ds, s, e, nr);
+            if (n + b > cap) {
+                cap = (n + b) * 2;
+                res = xrealloc(res, (cap ? cap : 1) * sizeof *res);
+            }
+            long r = b ? query_downsample(&sub->ds, x->tz, s, e, raw, nr, res + n, b) : 0;
+            free(raw);
+            if (r < 0) {
+                free(res);
+                return ds_error(x, r);
+            }
+            n += (size_t)r;
+        }
+    }
+    if (x->st.raw_points == raw0) {
+        /* No row of this series in the scan window: OpenTSDB has no span
+         * for it, so it is no part of any output (not even by fill). */
+        free(res);
+        return 1;
+    }
+    if (sub->rate) n = query_rate(&sub->rate_opts, res, n);
+    *out = res;
+    *n_out = n;
+    return 0;
+}
+
+/* ---- one output series -------------------------------------------------- */
+
+typedef struct {
+    uint64_t k, v;
+    int agg;
+} ctag_t;
+
+typedef struct {
+    const char *k, *v;
+} kv_t;
+
+static int cmp_kv(const void *a, const void *b)
+{
+    return strcmp(((const kv_t *)a)->k, ((const kv_t *)b)->k);
+}
+
+static int cmp_cstrp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+typedef struct {
+    int64_t start;
+    size_t seq;
+    const char *json;
+    size_t len;
+} note_t;
+
+typedef struct {
+    note_t *v;
+    size_t n, cap;
+    json_arena_t *a;
+} notes_t;
+
+static int note_cb(void *ctx, const char *json, size_t len)
+{
+    notes_t *ns = ctx;
+    if (ns->n == ns->cap) {
+        ns->cap = ns->cap ? ns->cap * 2 : 8;
+        ns->v = xrealloc(ns->v, ns->cap * sizeof *ns->v);
+    }
+    note_t *nt = &ns->v[ns->n];
+    nt->json = json_arena_strndup(ns->a, json, len);
+    nt->len = len;
+    nt->seq = ns->n;
+    nt->start = 0;
+    json_arena_t tmp = JSON_ARENA_INIT;
+    json_value_t *v;
+    oct_errbuf_t jeb;
+    if (json_parse(&tmp, json, len, 0, &v, &jeb) == 0) {
+        json_value_t *st = json_obj_get(v, "startTime");
+        int64_t s;
+        if (st && st->type == JSON_NUMBER && json_number_i64(st, &s) == 0) nt->start = s;
+    }
+    json_arena_free(&tmp);
+    ns->n++;
+    return 0;
+}
+
+static int cmp_note(const void *a, const void *b)
+{
+    const note_t *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Aggregates series[0..n) (one group) and calls back. */
+static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const xseries_t *ser,
+                      size_t n, int64_t lo, int64_t hi)
+{
+    xseries_t *live = NULL;
+    const query_t *q = x->q;
+    json_arena_t ga = JSON_ARENA_INIT;
+    query_dp_t **arr = xcalloc(n, sizeof *arr);
+    size_t *lens = xcalloc(n, sizeof *lens);
+    query_dp_t *agg = NULL;
+    notes_t notes = {0};
+    notes.a = &ga;
+    uint64_t held = 0, raw0 = x->st.raw_points;
+    int rc = 0;
+
+    int64_t t_scan = mono_ns();
+    /* Series without data in the window are dropped (compacting ser into
+     * live, arr and lens in step). */
+    live = xmalloc(n * sizeof *live);
+    size_t nl0 = 0;
+    for (size_t i = 0; i < n; i++) {
+        rc = ex_check_time(x);
+        if (rc) goto out;
+        rc = load_series(x, sub, ser[i].tsuid, ser[i].len, lo, hi, &arr[nl0], &lens[nl0]);
+        if (rc == 1) {
+            rc = 0;
+            continue;
+        }
+        if (rc) goto out;
+        live[nl0] = ser[i];
+        held += lens[nl0++];
+        if (x->o->max_held_points && held > x->o->max_held_points) {
+            rc = oct_err(x->eb, OCT_ERANGE,
+                         "Sorry, this query needs to hold more than our limit of %llu data "
+                         "points at once. Please try filtering using more tags, downsampling "
+                         "or decrease your time range.",
+                         (unsigned long long)x->o->max_held_points);
+            goto out;
+        }
+    }
+    int64_t t_agg = mono_ns();
+    x->st.scan_ns += t_agg - t_scan;
+    n = nl0;
+    ser = live;
+    if (n == 0) goto out;
+
+    long na = query_aggregate(sub->agg, sub->rate, (const query_dp_t *const *)arr, lens, n, &agg);
+    if (na < 0) {
+        rc = oct_err(x->eb, na == OCT_EINVAL ? OCT_EINVAL : (int)na, "aggregation failed: %s",
+                     oct_strerror((int)na));
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(arr[i]);
+        arr[i] = NULL;
+    }
+    size_t a0 = 0, a1 = (size_t)na;
+    while (a0 < a1 && agg[a0].ts_ms < q->start_ms) a0++;
+    while (a1 > a0 && agg[a1 - 1].ts_ms > q->end_ms) a1--;
+    x->st.agg_ns += mono_ns() - t_agg;
+
+    /* tags common to every series, and the keys whose values differ */
+    ctag_t *ct = NULL;
+    size_t nct = 0, capct = 0;
+    for (size_t i = 0; i < n; i++) {
+        pairs_t p;
+        tsuid_pairs(x, ser[i].tsuid, ser[i].len, &p);
+        for (size_t j = 0; j < p.n; j++) {
+            size_t t = 0;
+            while (t < nct && ct[t].k != p.k[j]) t++;
+            if (t == nct) {
+                if (nct == capct) {
+                    capct = capct ? capct * 2 : 16;
+                    ct = xrealloc(ct, capct * sizeof *ct);
+                }
+                ct[nct++] = (ctag_t){p.k[j], p.v[j], 0};
+            } else if (ct[t].v != p.v[j]) {
+                ct[t].agg = 1;
+            }
+        }
+    }
+    size_t ntags = 0, nagg = 0;
+    for (size_t t = 0; t < nct; t++) ct[t].agg ? nagg++ : ntags++;
+    kv_t *kv = json_arena_alloc(&ga, (ntags ? ntags : 1) * sizeof *kv);
+    const char **aggk = json_arena_alloc(&ga, (nagg ? nagg : 1) * sizeof *aggk);
+    size_t ik = 0, ia = 0;
+    for (size_t t = 0; t < nct && !rc; t++) {
+        const char *kn, *vn;
+        size_t kl, vl;
+        rc = ex_name(x, CODEC_UID_TAGK, ct[t].k, &kn, &kl);
+        if (rc) break;
+        if (ct[t].agg) {
+            aggk[ia++] = kn;
+        } else {
+            rc = ex_name(x, CODEC_UID_TAGV, ct[t].v, &vn, &vl);
+            kv[ik].k = kn;
+            kv[ik++].v = vn;
+        }
+    }
+    free(ct);
+    if (rc) goto out;
+    qsort(kv, ik, sizeof *kv, cmp_kv);
+    qsort(aggk, ia, sizeof *aggk, cmp_cstrp);
+    const char **tk = json_arena_alloc(&ga, (ik ? ik : 1) * sizeof *tk);
+    const char **tv = json_arena_alloc(&ga, (ik ? ik : 1) * sizeof *tv);
+    for (size_t i = 0; i < ik; i++) {
+        tk[i] = kv[i].k;
+        tv[i] = kv[i].v;
+    }
+
+    const char **hex = NULL;
+    if (q->show_tsuids) {
+        hex = json_arena_alloc(&ga, n * sizeof *hex);
+        for (size_t i = 0; i < n; i++) {
+            char *h = json_arena_alloc(&ga, 2 * ser[i].len + 1);
+            if (codec_tsuid_to_hex(ser[i].tsuid, ser[i].len, h, 2 * ser[i].len + 1) < 0) h[0] = 0;
+            hex[i] = h;
+        }
+        qsort(hex, n, sizeof *hex, cmp_cstrp);
+    }
+
+    const char **nj = NULL;
+    size_t *nl = NULL;
+    if (!q->no_annotations) {
+        for (size_t i = 0; i < n; i++) {
+            rc = tsdb_annotation_scan(x->db, ser[i].tsuid, ser[i].len, q->start_ms, q->end_ms,
+                                      note_cb, &notes, x->eb);
+            if (rc) goto out;
+        }
+        if (notes.n > 1) qsort(notes.v, notes.n, sizeof *notes.v, cmp_note);
+        nj = json_arena_alloc(&ga, (notes.n ? notes.n : 1) * sizeof *nj);
+        nl = json_arena_alloc(&ga, (notes.n ? notes.n : 1) * sizeof *nl);
+        for (size_t i = 0; i < notes.n; i++) {
+            nj[i] = notes.v[i].json;
+            nl[i] = notes.v[i].len;
+        }
+    }
+
+    query_result_t r = {
+        .sub = sub,
+        .metric = metric,
+        .n_tags = ik,
+        .tagk = tk,
+        .tagv = tv,
+        .n_agg_tags = ia,
+        .agg_tags = aggk,
+        .n_tsuids = q->show_tsuids ? n : 0,
+        .tsuids = hex,
+        .n_dps = a1 - a0,
+        .dps = agg ? agg + a0 : NULL,
+        .n_annotations = notes.n,
+        .annotations = nj,
+        .annotation_lens = nl,
+        .sub_series = n,
+        .sub_raw_points = x->st.raw_points - raw0,
+    };
+    x->st.emitted_points += r.n_dps;
+    x->st.results++;
+    rc = x->fn(x->ctx, &r);
+
+out:
+    for (size_t i = 0; i < n; i++) free(arr[i]);
+    free(live);
+    free(arr);
+    free(lens);
+    free(agg);
+    free(notes.v);
+    json_arena_free(&ga);
+    return rc;
+}
+
+/* ---- one sub-query ------------------------------------------------------ */
+
+static void del_add(ex_t *x, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi)
+{
+    if (x->del.nv == x->del_cap) {
+        x->del_cap = x->del_cap ? x->del_cap * 2 : 64;
+        x->del_lo = xrealloc(x->del_lo, x->del_cap * sizeof *x->del_lo);
+        x->del_hi = xrealloc(x->del_hi, x->del_cap * sizeof *x->del_hi);
+    }
+    x->del_lo[x->del.nv] = lo;
+    x->del_hi[x->del.nv] = hi;
+    tl_add(&x->del, tsuid, len);
+}
+
+static int run_sub(ex_t *x, const query_sub_t *sub)
+{
+    int64_t t_res = mono_ns();
+    int rc = 0;
+    uint64_t metric = 0;
+    tlist_t cand = {0};
+    xfilter_t *xf = NULL;
+    uint64_t *fkeys = NULL, *gkeys = NULL;
+    xseries_t *ser = NULL;
+    size_t nf = sub->n_filters, nfk = 0, ngk = 0, nser = 0;
+    char *metric_name = NULL;
+
+    if (sub->n_tsuids > 0) {
+        /* TSUID sub-query: the given series, which must share one metric. */
+        uint8_t buf[256];
+        for (size_t i = 0; i < sub->n_tsuids; i++) {
+            int len = codec_tsuid_from_hex(&x->rk, sub->tsuids[i], strlen(sub->tsuids[i]), buf,
+                                           sizeof buf, x->eb);
+            if (len < 0) {
+                rc = len;
+                goto out;
+            }
+            uint64_t m = codec_uid_decode(buf, x->mw);
+            if (i > 0 && m != metric) {
+                rc = oct_err(x->eb, OCT_EPARSE, "One or more TSUIDs did not share the same metric");
+                goto out;
+            }
+            metric = m;
+            tl_add(&cand, buf, (size_t)len);
+        }
+        qsort_r(cand.v, cand.nv, sizeof *cand.v, cmp_tref, cand.buf);
+        const char *mn;
+        size_t ml;
+        rc = ex_name(x, CODEC_UID_METRIC, metric, &mn, &ml);
+        if (rc) goto out;
+        metric_name = xstrdup(mn);
+    } else {
+        rc = uid_get_id(x->uids, CODEC_UID_METRIC, (const uint8_t *)sub->metric,
+                        strlen(sub->metric), &metric, x->eb);
+        if (rc) goto out;
+        metric_name = xstrdup(sub->metric);
+        xf = xcalloc(nf ? nf : 1, sizeof *xf);
+        fkeys = xcalloc(nf ? nf : 1, sizeof *fkeys);
+        gkeys = xcalloc(nf ? nf : 1, sizeof *gkeys);
+        for (size_t i = 0; i < nf; i++) {
+            const query_filter_t *f = &sub->filters[i];
+            xf[i].f = f;
+            rc = uid_get_id(x->uids, CODEC_UID_TAGK, (const uint8_t *)f->tagk, strlen(f->tagk),
+                            &xf[i].tagk, x->eb);
+            if (rc) goto out;
+            if (f->type == QUERY_FILTER_LITERAL_OR) {
+                rc = resolve_literals(x, &xf[i]);
+                if (rc) goto out;
+            }
+            size_t j = 0;
+            while (j < nfk && fkeys[j] != xf[i].tagk) j++;
+            if (j == nfk) fkeys[nfk++] = xf[i].tagk;
+            if (f->group_by) {
+                j = 0;
+                while (j < ngk && gkeys[j] != xf[i].tagk) j++;
+                if (j == ngk) gkeys[ngk++] = xf[i].tagk;
+            }
+        }
+        qsort(gkeys, ngk, sizeof *gkeys, cmp_u64);
+
+        /* Candidates: the shortest pushed literal list, else one filtered key. */
+        const xfilter_t *best = NULL;
+        for (size_t i = 0; i < nf; i++)
+            if (xf[i].pushed && (!best || xf[i].n_lits < best->n_lits)) best = &xf[i];
+        if (best) {
+            for (size_t i = 0; i < best->n_lits; i++)
+                tsdb_series_find(x->db, metric, best->tagk, best->lits[i], tl_collect, &cand);
+            if (best->n_lits > 1) qsort_r(cand.v, cand.nv, sizeof *cand.v, cmp_tref, cand.buf);
+        } else {
+            uint64_t k = 0;
+            for (size_t i = 0; i < nf && !k; i++)
+                if (xf[i].f->type != QUERY_FILTER_NOT_KEY) k = xf[i].tagk;
+            tsdb_series_find(x->db, metric, k, 0, tl_collect, &cand);
+        }
+    }
+    x->st.resolve_ns += mono_ns() - t_res;
+
+    /* Check the candidates, build group keys. */
+    size_t gw = ngk * x->vw;
+    uint8_t *gbuf = xmalloc((cand.nv ? cand.nv : 1) * (gw ? gw : 1));
+    ser = xmalloc((cand.nv ? cand.nv : 1) * sizeof *ser);
+    for (size_t i = 0; i < cand.nv; i++) {
+        const uint8_t *t = cand.buf + cand.v[i].off;
+        size_t len = cand.v[i].len;
+        if (i > 0 && len == cand.v[i - 1].len && !memcmp(t, cand.buf + cand.v[i - 1].off, len))
+            continue; /* duplicate from a union of postings */
+        pairs_t p;
+        tsuid_pairs(x, t, len, &p);
+        if (sub->n_tsuids == 0) {
+            int ok = series_passes(x, xf, nf, &p, fkeys, nfk, sub->explicit_tags);
+            if (ok < 0) {
+                rc = ok;
+                free(gbuf);
+                goto out;
+            }
+            if (!ok) continue;
+        }
+        uint8_t *g = gbuf + nser * gw;
+        int complete = 1;
+        for (size_t j = 0; j < ngk && complete; j++) {
+            uint64_t v;
+            complete = pair_find(&p, gkeys[j], &v);
+            if (complete && codec_uid_encode(v, x->vw, g + j * x->vw) < 0) complete = 0;
+        }
+        if (!complete) continue; /* lacks a group-by key (not_key grouping): no group */
+        ser[nser++] = (xseries_t){t, len, g, gw};
+        if (x->o->max_series && x->st.series + nser > x->o->max_series) {
+            rc = oct_err(x->eb, OCT_ERANGE,
+                         "Sorry, you have attempted to fetch more than our limit of %llu time "
+                         "series. Please try filtering using more tags.",
+                         (unsigned long long)x->o->max_series);
+            free(gbuf);
+            goto out;
+        }
+    }
+    x->st.series += nser;
+    int none = !strcmp(query_agg_name(sub->agg), "none");
+    if (!none && ngk > 0) qsort(ser, nser, sizeof *ser, cmp_series);
+
+    int64_t lo, hi;
+    query_exec_scan_window(x->q, sub, &lo, &hi);
+    for (size_t i = 0; i < nser && !rc;) {
+        size_t j = i + 1;
+        if (!none)
+            while (j < nser && !memcmp(ser[j].gkey, ser[i].gkey, gw)) j++;
+        rc = emit_group(x, sub, metric_name, ser + i, j - i, lo, hi);
+        i = j;
+    }
+    if (!rc && x->q->delete_data)
+        for (size_t i = 0; i < nser; i++) del_add(x, ser[i].tsuid, ser[i].len, lo, hi);
+    free(gbuf);
+
+out:
+    if (xf)
+        for (size_t i = 0; i < nf; i++) free(xf[i].lits);
+    free(xf);
+    free(fkeys);
+    free(gkeys);
+    free(ser);
+    free(metric_name);
+    tl_free(&cand);
+    return rc;
+}
+
+/* ---- delete ------------------------------------------------------------- */
+
+typedef struct {
+    oct_slice_t *v;
+    size_t n, cap;
+} parts_t;
+
+static int part_cb(void *ctx, oct_slice_t part)
+{
+    parts_t *pl = ctx;
+    if (pl->n == pl->cap) {
+        pl->cap = pl->cap ? pl->cap * 2 : 16;
+        pl->v = xrealloc(pl->v, pl->cap * sizeof *pl->v);
+    }
+    pl->v[pl->n++] = oct_slice(xmemdup(part.ptr, part.len), part.len);
+    return 0;
+}
+
+/* Deletes the rows of one series whose base hour is in [lo, hi]. */
+static int delete_rows(ex_t *x, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi)
+{
+    size_t n_tags = (len - x->mw) / (x->kw + x->vw);
+    size_t klen = codec_rowkey_len(&x->rk, n_tags), plen = codec_rowkey_partition_prefix_len(&x->rk);
+    uint8_t *k0 = xmalloc(klen), *k1 = xmalloc(klen);
+    parts_t pl = {0};
+    uint8_t *rows = NULL;
+    store_op_t *ops = NULL;
+    int rc = codec_rowkey_from_tsuid(&x->rk, tsuid, len, lo / 1000, k0, klen, x->eb);
+    if (rc >= 0) rc = codec_rowkey_from_tsuid(&x->rk, tsuid, len, hi / 1000, k1, klen, x->eb);
+    if (rc < 0) goto out;
+    size_t i = plen;
+    while (i > 0 && k1[i - 1] == 0xFF) k1[--i] = 0;
+    if (i) k1[i - 1]++;
+    rc = store_part_list(tsdb_store(x->db), STORE_TABLE_DATA, oct_slice(k0, plen),
+                         oct_slice(k1, i ? plen : 0), part_cb, &pl, x->eb);
+    if (rc < 0) goto out;
+    rows = xmalloc((pl.n ? pl.n : 1) * klen);
+    ops = xcalloc(pl.n ? pl.n : 1, sizeof *ops);
+    size_t nops = 0;
+    for (size_t j = 0; j < pl.n; j++) {
+        if (pl.v[j].len != plen || memcmp(pl.v[j].ptr, k0, plen - CODEC_ROWKEY_TS_BYTES)) continue;
+        uint8_t *row = rows + nops * klen;
+        memcpy(row, pl.v[j].ptr, plen);
+        memcpy(row + plen, k0 + plen, klen - plen);
+        ops[nops].kind = STORE_OP_DELETE_ROW;
+        ops[nops].part = pl.v[j];
+        ops[nops].cell.row = oct_slice(row, klen);
+        nops++;
+    }
+    rc = nops ? store_write(tsdb_store(x->db), STORE_TABLE_DATA, ops, nops, 0, x->eb) : 0;
+    if (rc >= 0) {
+        x->st.deleted_rows += nops;
+        rc = 0;
+    }
+out:
+    for (size_t j = 0; j < pl.n; j++) free((void *)pl.v[j].ptr);
+    free(pl.v);
+    free(rows);
+    free(ops);
+    free(k0);
+    free(k1);
+    return rc;
+}
+
+static int run_delete(ex_t *x)
+{
+    if (x->del.nv == 0) return 0;
+    /* Unflushed points live in the head: write them out so they go too. */
+    int rc = tsdb_flush(x->db, x->eb);
+    for (size_t i = 0; i < x->del.nv && !rc; i++)
+        rc = delete_rows(x, x->del.buf + x->del.v[i].off, x->del.v[i].len, x->del_lo[i],
+                         x->del_hi[i]);
+    return rc;
+}
+
+/* ---- entry -------------------------------------------------------------- */
+
+int query_exec(tsdb_t *db, const query_t *q, const query_exec_opts_t *opts, query_result_fn fn,
+               void *ctx, query_exec_stats_t *stats, oct_errbuf_t *eb)
+{
+    query_exec_opts_t defo;
+    if (!opts) {
+        query_exec_opts_default(&defo);
+        opts = &defo;
+    }
+    ex_t x;
+    memset(&x, 0, sizeof x);
+    x.db = db;
+    x.uids = tsdb_uids(db);
+    const tsdb_layout_t *lay = tsdb_layout(db);
+    x.mw = lay->uid_width[CODEC_UID_METRIC];
+    x.kw = lay->uid_width[CODEC_UID_TAGK];
+    x.vw = lay->uid_width[CODEC_UID_TAGV];
+    x.rk = (codec_rowkey_layout_t){(uint8_t)x.mw, (uint8_t)x.kw, (uint8_t)x.vw,
+                                   (uint8_t)lay->salt_width,
+                                   lay->salt_buckets ? lay->salt_buckets : 1};
+    x.q = q;
+    x.o = opts;
+    x.fn = fn;
+    x.ctx = ctx;
+    x.eb = eb;
+    x.t0 = mono_ns();
+    x.deadline = opts->timeout_ms > 0 ? x.t0 + opts->timeout_ms * 1000000LL : 0;
+    x.tz = q->timezone && *q->timezone ? q->timezone : opts->timezone;
+    oct_errbuf_clear(eb);
+
+    int rc = 0;
+    for (size_t i = 0; i < q->n_subs && !rc; i++) rc = run_sub(&x, &q->subs[i]);
+    if (!rc && q->delete_data) rc = run_delete(&x);
+
+    x.st.total_ns = mono_ns() - x.t0;
+    if (stats) *stats = x.st;
+    free(x.nm.t);
+    json_arena_free(&x.names);
+    tl_free(&x.del);
+    free(x.del_lo);
+    free(x.del_hi);
+    return rc;
+}
