@@ -20,9 +20,13 @@ static int cli_cmd_version(int argc, char **argv)
 }
 
 static const cli_cmd_t cli_cmds[] = {
+    {"fsck", cli_cmd_fsck, "Check the data table for errors and repair them (--fix)"},
+    {"import", cli_cmd_import, "Import data points from files (plain or gzip, - for stdin)"},
     {"mkmetric", cli_cmd_mkmetric, "Assign UIDs to metric names (same as `uid assign metrics`)"},
-    {"uid", cli_cmd_uid, "Look up, assign, rename, delete, grep and fsck UIDs"},
+    {"query", cli_cmd_query, "Run a query and print the data points"},
+    {"scan", cli_cmd_scan, "Dump raw rows of the data table (--import, --delete)"},
     {"tsd", cli_cmd_tsd, "Run the TSD daemon (telnet and HTTP on one port)"},
+    {"uid", cli_cmd_uid, "Look up, assign, rename, delete, grep and fsck UIDs"},
     {"version", cli_cmd_version, "Print the version"},
 };
 

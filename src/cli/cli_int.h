@@ -5,7 +5,9 @@
 
 #include <stdio.h>
 
+#include "codec/rowkey.h"
 #include "common/config.h"
+#include "common/strbuf.h"
 #include "tsdb/tsdb.h"
 
 /* Exit statuses, as OpenTSDB's tools use them. */
@@ -36,5 +38,69 @@ void cli_print_common_flags(FILE *f);
 int cli_cmd_uid(int argc, char **argv);
 int cli_cmd_mkmetric(int argc, char **argv);
 int cli_cmd_tsd(int argc, char **argv);
+int cli_cmd_import(int argc, char **argv);
+int cli_cmd_scan(int argc, char **argv);
+int cli_cmd_fsck(int argc, char **argv);
+int cli_cmd_query(int argc, char **argv);
+
+/* ---- the positional query syntax of scan, fsck and query ----
+ * START [END] [+gnuplot opts] <q>...; <q> = AGG [rate] [counter[,max[,reset]]]
+ * [downsample N AGG] METRIC [k=v ...] (OpenTSDB's CliQuery); these helpers live in cmd_scan.c. */
+typedef struct {
+    char *agg;           /* aggregator name as given */
+    int rate;
+    int counter;
+    int64_t counter_max; /* INT64_MAX unless given */
+    int64_t reset_value; /* 0 unless given */
+    int has_downsample;
+    int64_t ds_ms;       /* N, in milliseconds */
+    char *ds_agg;
+    char *metric;
+    char **tagk, **tagv; /* n_tags tags as given (values may be filters: *, a|b, ...) */
+    size_t n_tags;
+} cli_query_t;
+
+typedef struct {
+    int64_t start_ms, end_ms; /* end = now when not given */
+    int has_end;
+    char **plot_opts;         /* "+k=v" arguments, as given */
+    size_t n_plot_opts;
+    cli_query_t *q;
+    size_t n;
+} cli_queries_t;
+
+/* Parses args[0..n) (positional arguments only). tz names the zone of
+ * absolute dates (NULL = UTC). Returns 0, or prints the error (prefixed by
+ * "octsdb <cmd>: ") and returns CLI_EXIT_USAGE. Free with cli_queries_free. */
+int cli_queries_parse(const char *cmd, char **args, int n, const char *tz, cli_queries_t *out);
+void cli_queries_free(cli_queries_t *qs);
+
+/* Opens the database for a command that only reads: read-write when the
+ * data dir is free (so the write-ahead log is replayed and flushed, and
+ * nothing written before is missed), else read-only next to the running TSD
+ * (which flushes open hours every tsd.storage.flush_interval_ms). */
+int cli_open_db_for_read(const char *cmd, const oct_config_t *cfg, tsdb_t **db);
+
+/* Calls fn for every row of the data table that one of the queries selects
+ * (metric, tags, base hours in [start, end]), salt bucket by salt bucket, in
+ * row-key order; with qs == NULL for every row of the table. 'part' and
+ * 'row' are valid during the call. A nonzero return stops the walk and is
+ * returned. Rows whose key does not parse are given to fn only in the
+ * full-table walk. */
+typedef int (*cli_row_fn)(void *ctx, oct_slice_t part, const store_result_t *row);
+int cli_rows_foreach(tsdb_t *db, const cli_queries_t *qs, cli_row_fn fn, void *ctx,
+                     oct_errbuf_t *eb);
+
+/* Name of a UID as "name", or "<kind>:<HEX>" when it has none; NUL-terminated
+ * into buf. Returns 1 if the name was found, 0 if not, or a negative error. */
+int cli_uid_name(tsdb_t *db, codec_uid_kind_t kind, const uint8_t *uid, char *buf, size_t cap);
+
+/* Appends the row's tags as OpenTSDB prints a tag map, sorted by name:
+ * "{host=web01, dc=lga}" (sep ", ", braces) or import style " host=web01"
+ * (import != 0). Returns 0, or 1 if a UID has no name (printed as above). */
+int cli_format_tags(tsdb_t *db, const codec_rowkey_t *rk, int import, oct_strbuf_t *sb);
+
+/* The row-key layout of an open database. */
+void cli_rowkey_layout(tsdb_t *db, codec_rowkey_layout_t *out);
 
 #endif
