@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 DATADIR    ?= ./data
 
-.PHONY: all deps build test run bench lint clean
+.PHONY: all deps build test run bench fuzz lint clean
 
 all: build
 
@@ -18,16 +18,23 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Every test: the normal build's ctest suite (unit, contract, e2e, corpus
+# replay), then the sanitizer builds (scripts/test.sh says which).
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	scripts/test.sh $(BUILD)
 
 # Builds and runs the TSD in the foreground (Ctrl-C stops it cleanly): telnet and
 # HTTP on port 4242, data in $(DATADIR), new metrics created on first use.
 run: build
 	$(BUILD)/octsdb tsd --port=4242 --datadir=$(DATADIR) --auto-metric
 
-bench: build
-	scripts/run-bench.sh $(BUILD)
+# The benchmark harness: octsdb against its peers, figures to bench/results/.
+bench: deps
+	scripts/bench.sh
+
+# libFuzzer over every fuzz/fuzz_*.c target for a set time each (FUZZ_SECONDS).
+fuzz: deps
+	scripts/fuzz.sh
 
 lint: build
 	scripts/lint.sh $(BUILD)
