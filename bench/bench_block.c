@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "codec/block.h"
+#include "common/benchutil.h"
 #include "common/datagen.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
@@ -31,24 +32,6 @@ typedef struct {
     datagen_class_t cls;
 } series_t;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
 
 static volatile uint64_t sink;
 
@@ -61,7 +44,7 @@ static double time_op(series_t *ser, size_t ns, int cls, int op, int runs, uint8
     double rate[MAX_RUNS];
     for (int r = 0; r < runs; r++) {
         size_t pts = 0;
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (size_t s = 0; s < ns; s++) {
             if (cls >= 0 && (int)ser[s].cls != cls) continue;
             pts += ser[s].n;
@@ -90,10 +73,10 @@ static double time_op(series_t *ser, size_t ns, int cls, int op, int runs, uint8
                 break;
             }
         }
-        double dt = now_s() - t0;
+        double dt = bench_now_s() - t0;
         rate[r] = dt > 0 ? (double)pts / dt : 0;
     }
-    return median(rate, runs);
+    return bench_median(rate, (size_t)(runs));
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/benchutil.h"
 #include "common/datagen.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
@@ -31,24 +32,6 @@ typedef struct {
     size_t n;
 } ser_t;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
 
 static volatile uint64_t sink;
 
@@ -93,14 +76,14 @@ static double time_memcpy(const ser_t *s, size_t ns, int runs, query_dp_t *tmp)
     double r[MAX_RUNS];
     size_t pts = total_points(s, ns);
     for (int k = 0; k < runs; k++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (size_t i = 0; i < ns; i++) {
             memcpy(tmp, s[i].p, s[i].n * sizeof *tmp);
             sink += (uint64_t)tmp[s[i].n ? s[i].n - 1 : 0].ts_ms;
         }
-        r[k] = (double)pts / (now_s() - t0);
+        r[k] = (double)pts / (bench_now_s() - t0);
     }
-    return median(r, runs);
+    return bench_median(r, (size_t)(runs));
 }
 
 static double time_downsample(const ser_t *s, size_t ns, const query_downsample_t *ds,
@@ -110,7 +93,7 @@ static double time_downsample(const ser_t *s, size_t ns, const query_downsample_
     double r[MAX_RUNS];
     size_t pts = total_points(s, ns);
     for (int k = 0; k < runs; k++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (size_t i = 0; i < ns; i++) {
             long n = query_downsample(ds, tz, start, end, s[i].p, s[i].n, out, cap);
             if (n < 0) {
@@ -119,9 +102,9 @@ static double time_downsample(const ser_t *s, size_t ns, const query_downsample_
             }
             sink += (uint64_t)n;
         }
-        r[k] = (double)pts / (now_s() - t0);
+        r[k] = (double)pts / (bench_now_s() - t0);
     }
-    return median(r, runs);
+    return bench_median(r, (size_t)(runs));
 }
 
 static double time_aggregate(const ser_t *s, size_t ns, const char *agg, int rate, int runs,
@@ -137,9 +120,9 @@ static double time_aggregate(const ser_t *s, size_t ns, const char *agg, int rat
     }
     for (int k = 0; k < runs; k++) {
         query_dp_t *o;
-        double t0 = now_s();
+        double t0 = bench_now_s();
         long n = query_aggregate(query_agg_find(agg), rate, ptrs, lens, ns, &o);
-        r[k] = (double)pts / (now_s() - t0);
+        r[k] = (double)pts / (bench_now_s() - t0);
         if (n < 0) {
             fprintf(stderr, "aggregate: %s\n", oct_strerror((int)n));
             exit(1);
@@ -149,7 +132,7 @@ static double time_aggregate(const ser_t *s, size_t ns, const char *agg, int rat
     }
     free(ptrs);
     free(lens);
-    return median(r, runs);
+    return bench_median(r, (size_t)(runs));
 }
 
 static void free_series(ser_t *s, size_t ns)
@@ -261,14 +244,14 @@ int main(int argc, char **argv)
     double rr[MAX_RUNS];
     query_rate_t ro = {.counter = 1, .counter_max = INT64_MAX};
     for (int k = 0; k < runs; k++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (size_t i = 0; i < nr; i++) {
             memcpy(rated[i].p, hr[i].p, hr[i].n * sizeof *tmp);
             rated[i].n = query_rate(&ro, rated[i].p, hr[i].n);
         }
-        rr[k] = (double)hr_pts / (now_s() - t0);
+        rr[k] = (double)hr_pts / (bench_now_s() - t0);
     }
-    printf("  %-34s %8.1f M points/s\n", "copy + query_rate (counter)", median(rr, runs) / 1e6);
+    printf("  %-34s %8.1f M points/s\n", "copy + query_rate (counter)", bench_median(rr, (size_t)(runs)) / 1e6);
     r = time_aggregate(rated, nr, "sum", 1, runs, &n_out);
     printf("  %-34s %8.1f M points/s  (%ld output points)\n", "sum of rates (step)", r / 1e6,
            n_out);

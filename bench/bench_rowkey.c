@@ -9,22 +9,10 @@
 #include <time.h>
 
 #include "codec/rowkey.h"
+#include "common/benchutil.h"
 
 #define RUNS  5
 #define ITERS 2000000
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Returns the median builds/s; *sink defeats dead-code elimination. */
 static double run(const codec_rowkey_layout_t *l, unsigned *sink)
@@ -33,7 +21,7 @@ static double run(const codec_rowkey_layout_t *l, unsigned *sink)
     uint8_t key[64];
     for (int r = 0; r < RUNS; r++) {
         codec_tag_uid_t tags[4] = {{40, 7}, {3, 9}, {17, 1}, {5, 123456}};
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (uint32_t i = 0; i < ITERS; i++) {
             tags[0].tagv = i & 0xFFFFFF; /* vary the series so the salt varies */
             int n = codec_rowkey_build(l, 1 + (i & 0xFF), tags, 4, 1356998400 + (int64_t)i, key,
@@ -44,10 +32,9 @@ static double run(const codec_rowkey_layout_t *l, unsigned *sink)
             }
             *sink += key[0] + key[n - 1];
         }
-        rates[r] = ITERS / (now_s() - t0);
+        rates[r] = ITERS / (bench_now_s() - t0);
     }
-    qsort(rates, RUNS, sizeof *rates, cmp_double);
-    return rates[RUNS / 2];
+    return bench_median(rates, RUNS);
 }
 
 int main(void)

@@ -19,6 +19,7 @@
 
 #include "common/xmalloc.h"
 #include "uid/uid_cache.h"
+#include "common/benchutil.h"
 
 #define NKEYS       100000
 #define RUNS        5
@@ -31,13 +32,6 @@ static uint64_t rnd(uint64_t *s)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static char *names[NKEYS];
@@ -192,11 +186,11 @@ static double run_once(uid_cache_t *c, enum mode mode, int nthreads, long ops)
     }
     while (atomic_load(&r.ready) < nthreads)
         sched_yield();
-    double t0 = now_s();
+    double t0 = bench_now_s();
     atomic_store_explicit(&r.go, 1, memory_order_release);
     for (int t = 0; t < nthreads; t++)
         pthread_join(th[t], NULL);
-    double dt = now_s() - t0;
+    double dt = bench_now_s() - t0;
     if (atomic_load(&r.misses) != 0) {
         fprintf(stderr, "bench_uid_cache: %ld unexpected misses in %s\n", atomic_load(&r.misses),
                 mode_text[mode]);
@@ -205,19 +199,12 @@ static double run_once(uid_cache_t *c, enum mode mode, int nthreads, long ops)
     return (double)ops * nthreads / dt;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median_run(uid_cache_t *c, enum mode mode, int nthreads, long ops)
 {
     double v[RUNS];
     for (int i = 0; i < RUNS; i++)
         v[i] = run_once(c, mode, nthreads, ops);
-    qsort(v, RUNS, sizeof v[0], cmp_double);
-    return v[RUNS / 2];
+    return bench_median(v, RUNS);
 }
 
 /* ---- Data set ---- */

@@ -26,15 +26,9 @@
 #include "tsdb/tsdb.h"
 #include "tsdb/wal.h"
 #include "tsdb/write.h"
+#include "common/benchutil.h"
 
 #define BATCH 500
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 typedef struct {
     char metric[32];
@@ -167,7 +161,7 @@ static void run_put(int nt, int second_pass)
     for (int pass = 0; pass < 1 + second_pass; pass++) {
         thr_t th[8];
         pthread_t pt[8];
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (int t = 0; t < nt; t++) {
             th[t] = (thr_t){db, t, nt, 0};
             pthread_create(&pt[t], NULL, putter, &th[t]);
@@ -177,12 +171,12 @@ static void run_put(int nt, int second_pass)
             pthread_join(pt[t], NULL);
             if (th[t].seq > seq) seq = th[t].seq;
         }
-        double t1 = now_s();
+        double t1 = bench_now_s();
         if (tsdb_wait_durable(db, seq, 0, -1, &eb)) {
             fprintf(stderr, "wait: %s\n", eb.msg);
             exit(1);
         }
-        double t2 = now_s();
+        double t2 = bench_now_s();
         tsdb_stats_t st;
         tsdb_stats(db, &st);
         printf("tsdb_put_batch %d thread%s, %s: %.2f M points/s accepted, %.2f M points/s "
@@ -214,14 +208,14 @@ int main(int argc, char **argv)
     uint8_t *dst = xmalloc(rlen);
     double best = 1e9;
     for (int rep = 0; rep < 5; rep++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         size_t off = 0;
         for (size_t i = 0; i < nrec; i++) {
             size_t len = 9 + (size_t)(oct_get_be32(recs + off) - 1);
             memcpy(dst + off, recs + off, len);
             off += len;
         }
-        double t1 = now_s();
+        double t1 = bench_now_s();
         if (t1 - t0 < best) best = t1 - t0;
     }
     if (dst[rlen - 1] != recs[rlen - 1]) return 1;
@@ -238,7 +232,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "wal: %s\n", eb.msg);
         return 1;
     }
-    double t0 = now_s();
+    double t0 = bench_now_s();
     size_t off = 0;
     uint64_t pos = 0;
     for (size_t i = 0; i < nrec; i++) {
@@ -249,11 +243,11 @@ int main(int argc, char **argv)
         pos = tsdb_wal_unlock(w);
         off += len;
     }
-    double t1 = now_s();
+    double t1 = bench_now_s();
     if (tsdb_wal_wait(w, pos, 0, -1, &eb)) return 1;
-    double t2 = now_s();
+    double t2 = bench_now_s();
     if (tsdb_wal_wait(w, pos, 1, -1, &eb)) return 1;
-    double t3 = now_s();
+    double t3 = bench_now_s();
     printf("WAL append:       %8.1f M points/s  %8.1f MB/s (appended); written: %.1f M points/s "
            "%.1f MB/s; + fdatasync: %.1f ms\n",
            (double)n_pts / (t1 - t0) / 1e6, (double)rlen / (t1 - t0) / 1e6,
