@@ -595,6 +595,7 @@ ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, siz
         } else {
             inf.ts_mode = CODEC_BLOCK_TS_DOD;
             ts_bits = dod;
+            ts_order = 0; /* the GRID candidate's order must not leak into a DOD header */
         }
     }
 

@@ -682,6 +682,50 @@ static void block_decode_rejects_forged_headers(void **state)
     assert_int_equal(codec_block_decode(b, (size_t)l, out, 4), OCT_ECORRUPT);
 }
 
+/* Regression (found by tests/e2e/test_crash_loop.c): deltas 10000, 1, 10000 ms
+ * made the encoder weigh GRID, choose DOD, and still write GRID's order bit,
+ * which the decoder rightly rejects. Also a seeded sweep of small irregular
+ * blocks, each of which must decode to exactly what was encoded. */
+static void block_irregular_ms_timestamps_round_trip(void **state)
+{
+    (void)state;
+    static const int64_t offs[4] = {0, 10000, 10001, 20001};
+    codec_point_t pts[64], out[64];
+    uint8_t buf[4096];
+    for (int i = 0; i < 4; i++) {
+        pts[i].ts_ms = 1357002000000LL + offs[i];
+        pts[i].is_float = 0;
+        pts[i].val.i = 5;
+    }
+    ssize_t len = codec_block_encode(pts, 4, buf, sizeof buf, CODEC_BLOCK_ENC_AUTO, NULL);
+    assert_true(len > 0);
+    assert_int_equal(codec_block_decode(buf, (size_t)len, out, 64), 4);
+    for (int i = 0; i < 4; i++) assert_int_equal(out[i].ts_ms, pts[i].ts_ms);
+
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int iter = 0; iter < 20000; iter++) {
+        int n = 1 + (int)(x % 40);
+        int64_t ts = 1357002000000LL + (int64_t)(x % 3600) * 1000;
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            pts[i].ts_ms = ts;
+            ts += (x & 3) == 0 ? 1 + (int64_t)(x >> 60) : 10000 + (int64_t)((x >> 8) % 3) - 1;
+            pts[i].is_float = (x >> 20) & 1;
+            if (pts[i].is_float) pts[i].val.f = (double)((x >> 24) % 100000) / 100.0;
+            else pts[i].val.i = (int64_t)((x >> 24) % 1000);
+        }
+        len = codec_block_encode(pts, (size_t)n, buf, sizeof buf, CODEC_BLOCK_ENC_AUTO, NULL);
+        assert_true(len > 0);
+        int k = codec_block_decode(buf, (size_t)len, out, 64);
+        if (k != n) fail_msg("iteration %d: %d points decoded as %d", iter, n, k);
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(out[i].ts_ms, pts[i].ts_ms);
+            assert_int_equal(out[i].is_float, pts[i].is_float);
+            assert_memory_equal(&out[i].val, &pts[i].val, sizeof pts[i].val);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -707,6 +751,7 @@ int main(void)
         cmocka_unit_test(block_decode_rejects_truncation_and_trailing),
         cmocka_unit_test(block_decode_survives_bit_flips_and_garbage),
         cmocka_unit_test(block_decode_rejects_forged_headers),
+        cmocka_unit_test(block_irregular_ms_timestamps_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
