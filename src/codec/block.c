@@ -9,7 +9,9 @@
  * done on uint64_t so that the full int64 range wraps instead of overflowing;
  * the decoder undoes it with the same wrapping arithmetic.
  *
- * Decoding goes through the iterator; codec_block_decode() is a loop over it.
+ * The iterator decodes point by point; codec_block_decode() decodes a whole
+ * block section by section with loops specialised per encoding (faster), and
+ * makes the same checks.
  * Every read is bounds-checked by the sticky bit reader, every field that
  * could address memory (count, lengths, widths) is range-checked before use. */
 #include "codec/block.h"
@@ -848,16 +850,253 @@ int codec_block_count(const uint8_t *in, size_t len)
     return codec_block_iter_init(&it, in, len);
 }
 
+/* ---- bulk decoding ------------------------------------------------------ */
+/* codec_block_decode decodes section by section instead of point by point:
+ * all timestamps, then all values, each with a loop specialised to its
+ * encoding, and the bit reader refills a whole word at a time while 8 bytes
+ * remain. Integer sequences land in the output points' own 8-byte fields as
+ * scratch and are turned into timestamps/values in place. Every check of the
+ * iterator is made here too: both return OCT_ECORRUPT on the same blocks. */
+
+/* Refill from a big-endian 64-bit load: ORs the next bytes below the
+ * loaded bits and counts the whole bytes that fit. Bits of a byte only
+ * partly counted are ORed again, identically, by the next refill. */
+static inline void fr_refill(bitr_t *r)
+{
+    if (r->nacc > 56) return;
+    if (r->end - r->p >= 8) {
+        r->acc |= oct_get_be64(r->p) >> r->nacc;
+        unsigned take = (64 - r->nacc) >> 3;
+        r->p += take;
+        r->nacc += take * 8;
+    } else {
+        bitr_refill(r);
+    }
+}
+
+/* As bitr_get32 (n <= 32). */
+static inline uint64_t fr_get32(bitr_t *r, unsigned n)
+{
+    if (n == 0) return 0;
+    if (r->nacc < n) {
+        fr_refill(r);
+        if (r->nacc < n) {
+            r->err = 1;
+            r->nacc = 0;
+            r->acc = 0;
+            return 0;
+        }
+    }
+    uint64_t v = r->acc >> (64 - n);
+    r->acc <<= n; /* n <= 32 */
+    r->nacc -= n;
+    return v;
+}
+
+static inline uint64_t fr_get(bitr_t *r, unsigned n)
+{
+    if (n > 32) {
+        uint64_t hi = fr_get32(r, n - 32);
+        return hi << 32 | fr_get32(r, 32);
+    }
+    return fr_get32(r, n);
+}
+
+/* Decodes elements [0, cnt) of an integer sequence into dst[k * stride].
+ * Each frame's header goes through ints_next (with its slot 0); the rest of
+ * a plain, flagged or escaped frame unpacks in a loop of its own, a sparse
+ * frame through ints_next. */
+static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t stride)
+{
+    for (size_t j = 0; j < cnt;) {
+        uint64_t x;
+        if (ints_next(d, j, &x)) return -1; /* slot 0: reads the frame header */
+        dst[j * stride] = x;
+        size_t fend = j - j % FRAME + FRAME;
+        if (fend > cnt) fend = cnt;
+        j++;
+        if (d->esc == FORM_PLAIN) {
+            unsigned w = d->width;
+            uint64_t base = d->base;
+            bitr_t *r = &d->r;
+            if (w == 0) {
+                uint64_t v = (uint64_t)zz_dec(0) + base;
+                for (; j < fend; j++)
+                    dst[j * stride] = v;
+            } else if (w <= 32) {
+                for (; j < fend; j++)
+                    dst[j * stride] = (uint64_t)zz_dec(fr_get32(r, w)) + base;
+            } else {
+                for (; j < fend; j++)
+                    dst[j * stride] = (uint64_t)zz_dec(fr_get(r, w)) + base;
+            }
+            if (r->err) return -1;
+        } else if (d->esc == FORM_FLAGGED) {
+            unsigned w = d->width;
+            uint64_t base = d->base;
+            bitr_t *r = &d->r;
+            for (; j < fend; j++) {
+                uint64_t z = fr_get32(r, 1) ? fr_get(r, w) + 1 : 0;
+                dst[j * stride] = (uint64_t)zz_dec(z) + base;
+            }
+            if (r->err) return -1;
+        } else if (d->width > 0) { /* escapes */
+            unsigned w = d->width;
+            uint64_t base = d->base, ones = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
+            bitr_t *r = &d->r;
+            for (; j < fend; j++) {
+                uint64_t z = fr_get(r, w);
+                if (z == ones) {
+                    unsigned bl = (unsigned)fr_get32(r, 7);
+                    if (bl > 64) return -1;
+                    z = fr_get(r, bl);
+                }
+                dst[j * stride] = (uint64_t)zz_dec(z) + base;
+            }
+            if (r->err) return -1;
+        } else {
+            for (; j < fend; j++) {
+                if (ints_next(d, j, &x)) return -1;
+                dst[j * stride] = x;
+            }
+        }
+    }
+    return 0;
+}
+
+/* 3 = sizeof(codec_point_t) / 8: the stride of a point's 8-byte fields. */
+#define PT_STRIDE (sizeof(codec_point_t) / sizeof(uint64_t))
+_Static_assert(sizeof(codec_point_t) % sizeof(uint64_t) == 0, "point stride");
+
+static int decode_ts(codec_block_iter_t *it, codec_point_t *out, uint32_t n)
+{
+    int64_t prev = it->ts0;
+    out[0].ts_ms = prev;
+    if (n < 2) return 0;
+    uint64_t unit = it->unit;
+    if (it->ts_mode == CODEC_BLOCK_TS_GRID) {
+        uint64_t *dst = (uint64_t *)(void *)&out[1].ts_ms;
+        if (ints_bulk(&it->tsi, n - 1, dst, PT_STRIDE)) return -1;
+        uint64_t level = 0;
+        for (uint32_t i = 1; i < n; i++) {
+            uint64_t x = (uint64_t)out[i].ts_ms;
+            level = it->ts_order ? level + x : x;
+            int64_t ts = (int64_t)((uint64_t)it->ts0 + (level + i * it->delta) * unit);
+            if (ts <= prev) return -1;
+            out[i].ts_ms = prev = ts;
+        }
+        return 0;
+    }
+    uint64_t delta = it->delta;
+    int64_t ts = (int64_t)((uint64_t)prev + delta * unit);
+    if (ts <= prev) return -1;
+    out[1].ts_ms = prev = ts;
+    if (it->ts_mode == CODEC_BLOCK_TS_REGULAR) {
+        uint64_t step = delta * unit;
+        for (uint32_t i = 2; i < n; i++) {
+            ts = (int64_t)((uint64_t)prev + step);
+            if (ts <= prev) return -1;
+            out[i].ts_ms = prev = ts;
+        }
+        return 0;
+    }
+    bitr_t *r = &it->tsr;
+    for (uint32_t i = 2; i < n; i++) {
+        unsigned k = 0;
+        while (k < 5 && fr_get32(r, 1))
+            k++;
+        uint64_t z = fr_get(r, dod_payload[k]);
+        if (r->err) return -1;
+        delta += (uint64_t)zz_dec(z);
+        ts = (int64_t)((uint64_t)prev + delta * unit);
+        if (ts <= prev) return -1;
+        out[i].ts_ms = prev = ts;
+    }
+    return 0;
+}
+
+static inline int pt_is_float(const codec_block_iter_t *it, uint32_t i)
+{
+    return it->types == 1 || (it->types == 2 && (it->bitmap[i / 8] & (0x80u >> (i % 8))));
+}
+
+static int decode_vals(codec_block_iter_t *it, codec_point_t *out, uint32_t n)
+{
+    if (it->enc == CODEC_BLOCK_ENC_INT) {
+        uint32_t o = it->order;
+        if (n > o) {
+            uint64_t *dst = (uint64_t *)(void *)&out[o].val.i;
+            if (ints_bulk(&it->vali, n - o, dst, PT_STRIDE)) return -1;
+        }
+        uint64_t m = it->m;
+        unsigned e = it->dec_exp;
+        double scale = pow10_d[e];
+        int64_t q = (int64_t)pow10_u[e];
+        if (it->types == 1) {
+            for (uint32_t i = 0; i < n; i++) {
+                if (!o || i) m = o ? m + (uint64_t)out[i].val.i : (uint64_t)out[i].val.i;
+                out[i].val.f = (double)(int64_t)m / scale;
+                out[i].is_float = 1;
+            }
+            return 0;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            if (!o || i) m = o ? m + (uint64_t)out[i].val.i : (uint64_t)out[i].val.i;
+            if (pt_is_float(it, i)) {
+                out[i].val.f = (double)(int64_t)m / scale;
+                out[i].is_float = 1;
+            } else {
+                int64_t sm = (int64_t)m;
+                if (e) {
+                    if (sm % q) return -1;
+                    sm /= q;
+                }
+                out[i].val.i = sm;
+                out[i].is_float = 0;
+            }
+        }
+        return 0;
+    }
+    bitr_t *r = &it->vali.r;
+    uint64_t raw = 0;
+    unsigned lead = it->lead, wlen = it->len;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i == 0) {
+            raw = fr_get(r, 64);
+        } else if (fr_get32(r, 1)) {
+            if (fr_get32(r, 1)) {
+                lead = (unsigned)fr_get32(r, 6);
+                wlen = (unsigned)fr_get32(r, 6) + 1;
+                if (lead + wlen > 64) return -1;
+            } else if (lead > 64) {
+                return -1;
+            }
+            raw ^= fr_get(r, wlen) << (64 - lead - wlen);
+        }
+        if (r->err) return -1;
+        int f = pt_is_float(it, i);
+        if (f)
+            out[i].val.f = bitsd(raw);
+        else
+            out[i].val.i = (int64_t)raw;
+        out[i].is_float = (uint8_t)f;
+    }
+    return 0;
+}
+
 int codec_block_decode(const uint8_t *in, size_t len, codec_point_t *out, size_t cap)
 {
     codec_block_iter_t it;
     int n = codec_block_iter_init(&it, in, len);
     if (n < 0) return n;
     if ((size_t)n > cap) return OCT_ENOSPC;
-    for (int i = 0; i < n; i++)
-        if (codec_block_iter_next(&it, &out[i]) != 1) return OCT_ECORRUPT;
-    codec_point_t past_end;
-    if (codec_block_iter_next(&it, &past_end) != 0) return OCT_ECORRUPT;
+    if (n > 0) {
+        if (decode_ts(&it, out, (uint32_t)n) || decode_vals(&it, out, (uint32_t)n))
+            return OCT_ECORRUPT;
+    }
+    if (!bitr_at_clean_end(&it.tsr) || !bitr_at_clean_end(&it.tsi.r) ||
+        !bitr_at_clean_end(&it.vali.r))
+        return OCT_ECORRUPT;
     return n;
 }
 

@@ -12,11 +12,16 @@
  * caches names and per-filter verdicts), so 10,000 candidates with 50
  * distinct hosts cost 50 name lookups. The matches are sorted by (group key,
  * TSUID), which makes each group a contiguous run in OpenTSDB's output
- * order. Groups are then materialised one at a time: each series is read,
- * converted in place to query_dp_t (same size, so no copy), downsampled --
- * a day of raw points at a time for fixed intervals, whose buckets never
- * straddle a day-multiple boundary -- and rated; the group is aggregated,
- * handed to the callback and freed before the next group is read.
+ * order. Groups are then materialised one at a time: each series is read
+ * through a per-thread tsdb_reader_t (buffers reused, so no allocation per
+ * series), converted in place to query_dp_t (same layout but the flag
+ * byte), downsampled -- a day-aligned chunk at a time for fixed intervals,
+ * whose buckets never straddle a day-multiple boundary -- and rated. A
+ * group of at least PARALLEL_MIN_SER series is loaded by up to MAX_WORKERS
+ * threads (one per CPU online) pulling series from a shared counter; each
+ * result lands in its series' slot, so the output does not depend on the
+ * threads. The group is then aggregated, handed to the callback and freed
+ * before the next group is read.
  *
  * Annotations come from the annotation store (tsdb/annotation.h) per series
  * of the group, only when asked for. Deleting (delete_data) flushes the
@@ -25,10 +30,13 @@
 #include "tsdb/query_exec.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "codec/rowkey.h"
 #include "common/json.h"
@@ -36,13 +44,15 @@
 #include "tsdb/annotation.h"
 #include "tsdb/write.h"
 
-
-#define DAY_MS  86400000LL
-#define HOUR_S  3600LL
+#define DAY_MS    86400000LL
+#define HOUR_S    3600LL
 #define MAX_PAIRS 128 /* a TSUID is at most 255 bytes: 255 / 2 pairs */
 
-_Static_assert(sizeof(codec_point_t) == sizeof(query_dp_t),
-               "points are converted to query_dp_t in place");
+_Static_assert(sizeof(codec_point_t) == sizeof(query_dp_t) &&
+                   offsetof(codec_point_t, ts_ms) == offsetof(query_dp_t, ts_ms) &&
+                   offsetof(codec_point_t, val) == offsetof(query_dp_t, v) &&
+                   offsetof(codec_point_t, is_float) == offsetof(query_dp_t, is_int),
+               "points are converted to query_dp_t in place: only the flag bytes change");
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -101,13 +111,15 @@ static nm_slot_t *nm_add(nmap_t *m, uint32_t tag, uint64_t id)
         for (size_t i = 0; old && i <= om; i++) {
             if (!old[i].used) continue;
             size_t j = nm_hash(old[i].tag, old[i].id) & m->mask;
-            while (m->t[j].used) j = (j + 1) & m->mask;
+            while (m->t[j].used)
+                j = (j + 1) & m->mask;
             m->t[j] = old[i];
         }
         free(old);
     }
     size_t j = nm_hash(tag, id) & m->mask;
-    while (m->t[j].used) j = (j + 1) & m->mask;
+    while (m->t[j].used)
+        j = (j + 1) & m->mask;
     nm_slot_t *s = &m->t[j];
     memset(s, 0, sizeof *s);
     s->used = 1;
@@ -134,7 +146,8 @@ static void tl_add(tlist_t *l, const uint8_t *p, size_t len)
 {
     if (l->n + len > l->cap) {
         l->cap = l->cap ? l->cap * 2 : 4096;
-        while (l->cap < l->n + len) l->cap *= 2;
+        while (l->cap < l->n + len)
+            l->cap *= 2;
         l->buf = xrealloc(l->buf, l->cap);
     }
     if (l->nv == l->capv) {
@@ -162,6 +175,16 @@ static int tl_collect(void *ctx, const uint8_t *tsuid, size_t len)
 }
 
 /* ---- the executor's state --------------------------------------------- */
+
+#define MAX_WORKERS      4  /* loading threads per query (capped by the CPUs online) */
+#define PARALLEL_MIN_SER 16 /* fewer series in a group: not worth a thread */
+
+/* One loading thread's state: its reader (buffers reused across series) and
+ * its own error buffer. */
+typedef struct {
+    tsdb_reader_t *rd;
+    oct_errbuf_t eb;
+} xworker_t;
 
 /* A filter resolved for one sub-query. */
 typedef struct {
@@ -193,7 +216,8 @@ typedef struct {
     query_exec_stats_t st;
     oct_errbuf_t *eb;
     int64_t t0, deadline;
-    json_arena_t names; /* cached names: live for the whole query */
+    json_arena_t names;        /* cached names: live for the whole query */
+    xworker_t wk[MAX_WORKERS]; /* loading threads' readers, made on first use */
     nmap_t nm;
     const char *tz;
     /* delete_data: every matched series and its scan window */
@@ -294,7 +318,8 @@ static int resolve_literals(ex_t *x, xfilter_t *xf)
 {
     const char *e = xf->f->expr;
     size_t cap = 1;
-    for (const char *p = e; *p; p++) cap += *p == '|';
+    for (const char *p = e; *p; p++)
+        cap += *p == '|';
     if (cap > x->o->expansion_limit) return 0; /* OpenTSDB: post-filter on names only */
     xf->lits = xmalloc(cap * sizeof *xf->lits);
     size_t n_items = 0, last_nonempty = 0;
@@ -367,7 +392,8 @@ static int series_passes(ex_t *x, const xfilter_t *xf, size_t nf, const pairs_t 
     if (explicit_tags) {
         for (size_t i = 0; i < p->n; i++) {
             int found = 0;
-            for (size_t j = 0; j < nfk && !found; j++) found = fkeys[j] == p->k[i];
+            for (size_t j = 0; j < nfk && !found; j++)
+                found = fkeys[j] == p->k[i];
             if (!found) return 0;
         }
     }
@@ -418,119 +444,219 @@ static int cmp_tref(const void *a, const void *b, void *ctx)
 
 /* ---- reading one series ------------------------------------------------- */
 
-/* Reads [lo, hi] of a series as query_dp_t (converted in place). */
-static int read_dps(ex_t *x, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi,
+/* Reads [lo, hi] of a series as query_dp_t, converted in place in the
+ * reader's buffer (valid until the worker's next read). */
+static int read_dps(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi,
                     query_dp_t **out, size_t *n)
 {
     codec_point_t *raw;
     size_t nr;
-    int rc = tsdb_read_series(x->db, tsuid, len, lo, hi, &raw, &nr, x->eb);
+    int rc = tsdb_reader_read(w->rd, tsuid, len, lo, hi, &raw, &nr, &w->eb);
     if (rc) return rc;
-    x->st.raw_points += nr;
-    if (x->o->max_points && x->st.raw_points > x->o->max_points) {
-        free(raw);
-        return oct_err(x->eb, OCT_ERANGE,
+    uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)nr, __ATOMIC_RELAXED);
+    if (x->o->max_points && total > x->o->max_points) {
+        return oct_err(&w->eb, OCT_ERANGE,
                        "Sorry, you have attempted to fetch more than our limit of %llu data "
                        "points. Please try filtering using more tags or decrease your time "
                        "range.",
                        (unsigned long long)x->o->max_points);
     }
+    /* Same layout but for the type byte (asserted above): the timestamp and
+     * the value's 8 bytes stay where they are, only the flags change. */
+    query_dp_t *d = (query_dp_t *)(void *)raw;
     for (size_t i = 0; i < nr; i++) {
-        codec_point_t c;
-        memcpy(&c, &raw[i], sizeof c);
-        query_dp_t d;
-        memset(&d, 0, sizeof d);
-        d.ts_ms = c.ts_ms;
-        if (c.is_float) {
-            d.v.f = c.val.f;
-        } else {
-            d.v.i = c.val.i;
-            d.is_int = 1;
-        }
-        memcpy((char *)raw + i * sizeof d, &d, sizeof d);
+        uint8_t is_float = raw[i].is_float;
+        d[i].is_int = (uint8_t)!is_float;
+        d[i].is_null = 0;
     }
-    *out = (query_dp_t *)(void *)raw;
+    *out = d;
     *n = nr;
     return 0;
 }
 
-static int ds_error(ex_t *x, long r)
+static int ds_error(oct_errbuf_t *eb, long r)
 {
     if (r == OCT_ENOTFOUND)
-        return oct_err(x->eb, OCT_EPARSE, "The timezone specification could not be found");
-    return oct_err(x->eb, (int)r, "downsampling failed: %s", oct_strerror((int)r));
+        return oct_err(eb, OCT_EPARSE, "The timezone specification could not be found");
+    return oct_err(eb, (int)r, "downsampling failed: %s", oct_strerror((int)r));
 }
 
 /* The series' points after downsampling and rate, over the scan window
- * [lo, hi]. *out is malloc'd. */
-static int load_series(ex_t *x, const query_sub_t *sub, const uint8_t *tsuid, size_t len,
-                       int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
+ * [lo, hi]. *out is malloc'd. Returns 1 when the series has no point in the
+ * window. */
+static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid,
+                       size_t len, int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
 {
     const query_t *q = x->q;
-    uint64_t raw0 = x->st.raw_points;
     *out = NULL;
     *n_out = 0;
-    query_dp_t *res = NULL;
-    size_t n = 0;
-    int rc;
+    query_dp_t *raw = NULL, *res = NULL;
+    size_t nr = 0, n = 0;
+    int rc = read_dps(x, w, tsuid, len, lo, hi, &raw, &nr);
+    if (rc) return rc;
+    if (nr == 0) {
+        /* No row of this series in the scan window: OpenTSDB has no span
+         * for it, so it is no part of any output (not even by fill). */
+        return 1;
+    }
     if (!sub->has_downsample) {
-        rc = read_dps(x, tsuid, len, lo, hi, &res, &n);
-        if (rc) return rc;
+        res = xmalloc(nr * sizeof *res);
+        memcpy(res, raw, nr * sizeof *res);
+        n = nr;
     } else if (sub->ds.all || sub->ds.calendar) {
-        query_dp_t *raw;
-        size_t nr;
-        rc = read_dps(x, tsuid, len, lo, hi, &raw, &nr);
-        if (rc) return rc;
         /* "all" covers the query range; calendar buckets fill the scan window */
         int64_t s = sub->ds.all ? q->start_ms : lo, e = sub->ds.all ? q->end_ms : hi;
         size_t cap = query_downsample_bound(&sub->ds, s, e, nr);
         res = xmalloc((cap ? cap : 1) * sizeof *res);
         long r = query_downsample(&sub->ds, x->tz, s, e, raw, nr, res, cap);
-        free(raw);
         if (r < 0) {
             free(res);
-            return ds_error(x, r);
+            return ds_error(&w->eb, r);
         }
         n = (size_t)r;
     } else {
         /* Fixed intervals: buckets are epoch multiples of the interval, so
-         * chunks whose bounds are such multiples downsample independently. */
+         * chunks whose bounds are such multiples downsample independently;
+         * each chunk gets exactly the points a read of its range returns. */
         int64_t iv = sub->ds.interval_ms;
         int64_t chunk = iv >= DAY_MS ? iv : (DAY_MS + iv - 1) / iv * iv;
-        size_t cap = 0;
+        size_t cap = 0, p = 0;
         for (int64_t c = floor_div(lo, chunk) * chunk; c <= hi; c += chunk) {
             int64_t s = c > lo ? c : lo, e = c + chunk - 1 < hi ? c + chunk - 1 : hi;
-            query_dp_t *raw;
-            size_t nr;
-            rc = read_dps(x, tsuid, len, s, e, &raw, &nr);
-            if (rc) {
-                free(res);
-                return rc;
-            }
-            size_t b = query_downsample_bound(&sub->ds, s, e, nr);
+            while (p < nr && raw[p].ts_ms < s)
+                p++;
+            size_t p1 = p;
+            while (p1 < nr && raw[p1].ts_ms <= e)
+                p1++;
+            size_t b = query_downsample_bound(&sub->ds, s, e, p1 - p);
             if (n + b > cap) {
                 cap = (n + b) * 2;
                 res = xrealloc(res, (cap ? cap : 1) * sizeof *res);
             }
-            long r = b ? query_downsample(&sub->ds, x->tz, s, e, raw, nr, res + n, b) : 0;
-            free(raw);
+            long r = b ? query_downsample(&sub->ds, x->tz, s, e, raw + p, p1 - p, res + n, b) : 0;
             if (r < 0) {
                 free(res);
-                return ds_error(x, r);
+                return ds_error(&w->eb, r);
             }
             n += (size_t)r;
+            p = p1;
         }
-    }
-    if (x->st.raw_points == raw0) {
-        /* No row of this series in the scan window: OpenTSDB has no span
-         * for it, so it is no part of any output (not even by fill). */
-        free(res);
-        return 1;
     }
     if (sub->rate) n = query_rate(&sub->rate_opts, res, n);
     *out = res;
     *n_out = n;
     return 0;
+}
+
+/* ---- loading a group's series, in parallel ------------------------------ */
+
+typedef struct {
+    ex_t *x;
+    const query_sub_t *sub;
+    const xseries_t *ser;
+    size_t n;
+    int64_t lo, hi;
+    query_dp_t **arr;
+    size_t *lens;
+    uint8_t *empty; /* per series: no point in the window */
+    size_t next;    /* atomic: next series to load */
+    int stop;       /* atomic: an error occurred */
+    uint64_t held;  /* atomic */
+} xjob_t;
+
+typedef struct {
+    xjob_t *j;
+    xworker_t *w;
+    int rc;
+    size_t err_at; /* series index of rc */
+} xrun_t;
+
+static void *load_worker(void *arg)
+{
+    xrun_t *r = arg;
+    xjob_t *j = r->j;
+    ex_t *x = j->x;
+    for (;;) {
+        if (__atomic_load_n(&j->stop, __ATOMIC_RELAXED)) break;
+        size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (i >= j->n) break;
+        int rc = 0;
+        if (x->deadline && mono_ns() > x->deadline)
+            rc = oct_err(&r->w->eb, -ETIMEDOUT, "Query timed out after %lld ms",
+                         (long long)x->o->timeout_ms);
+        if (!rc)
+            rc = load_series(x, r->w, j->sub, j->ser[i].tsuid, j->ser[i].len, j->lo, j->hi,
+                             &j->arr[i], &j->lens[i]);
+        if (rc == 1) {
+            j->empty[i] = 1;
+            continue;
+        }
+        if (!rc) {
+            uint64_t h = __atomic_add_fetch(&j->held, (uint64_t)j->lens[i], __ATOMIC_RELAXED);
+            if (x->o->max_held_points && h > x->o->max_held_points)
+                rc = oct_err(&r->w->eb, OCT_ERANGE,
+                             "Sorry, this query needs to hold more than our limit of %llu data "
+                             "points at once. Please try filtering using more tags, "
+                             "downsampling or decrease your time range.",
+                             (unsigned long long)x->o->max_held_points);
+        }
+        if (rc) {
+            r->rc = rc;
+            r->err_at = i;
+            __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static unsigned n_workers(void)
+{
+    static unsigned cached;
+    unsigned c = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (!c) {
+        long p = sysconf(_SC_NPROCESSORS_ONLN);
+        c = p < 1 ? 1 : p > MAX_WORKERS ? MAX_WORKERS : (unsigned)p;
+        __atomic_store_n(&cached, c, __ATOMIC_RELAXED);
+    }
+    return c;
+}
+
+static xworker_t *ex_worker(ex_t *x, unsigned i)
+{
+    if (!x->wk[i].rd) x->wk[i].rd = tsdb_reader_new(x->db);
+    return &x->wk[i];
+}
+
+/* Loads ser[0..n) into arr/lens (empty[i] set for series without points).
+ * On error, the error of the lowest failing series index is in x->eb. */
+static int load_all(ex_t *x, const query_sub_t *sub, const xseries_t *ser, size_t n, int64_t lo,
+                    int64_t hi, query_dp_t **arr, size_t *lens, uint8_t *empty)
+{
+    xjob_t j = {x, sub, ser, n, lo, hi, arr, lens, empty, 0, 0, 0};
+    unsigned nw = n >= PARALLEL_MIN_SER ? n_workers() : 1;
+    xrun_t runs[MAX_WORKERS];
+    pthread_t th[MAX_WORKERS];
+    unsigned started = 1;
+    for (unsigned i = 0; i < nw; i++)
+        runs[i] = (xrun_t){&j, ex_worker(x, i), 0, 0};
+    for (unsigned i = 1; i < nw; i++)
+        if (pthread_create(&th[i], NULL, load_worker, &runs[i]) == 0)
+            started = i + 1;
+        else
+            break;
+    load_worker(&runs[0]);
+    for (unsigned i = 1; i < started; i++)
+        pthread_join(th[i], NULL);
+    int rc = 0;
+    size_t at = SIZE_MAX;
+    for (unsigned i = 0; i < started; i++)
+        if (runs[i].rc && runs[i].err_at < at) {
+            at = runs[i].err_at;
+            rc = runs[i].rc;
+            *x->eb = runs[i].w->eb;
+        }
+    return rc;
 }
 
 /* ---- one output series -------------------------------------------------- */
@@ -611,33 +737,28 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
     query_dp_t *agg = NULL;
     notes_t notes = {0};
     notes.a = &ga;
-    uint64_t held = 0, raw0 = x->st.raw_points;
+    uint64_t raw0 = x->st.raw_points;
     int rc = 0;
 
     int64_t t_scan = mono_ns();
     /* Series without data in the window are dropped (compacting ser into
      * live, arr and lens in step). */
     live = xmalloc(n * sizeof *live);
+    uint8_t *empty = xcalloc(n, 1);
+    rc = ex_check_time(x);
+    if (!rc) rc = load_all(x, sub, ser, n, lo, hi, arr, lens, empty);
     size_t nl0 = 0;
     for (size_t i = 0; i < n; i++) {
-        rc = ex_check_time(x);
-        if (rc) goto out;
-        rc = load_series(x, sub, ser[i].tsuid, ser[i].len, lo, hi, &arr[nl0], &lens[nl0]);
-        if (rc == 1) {
-            rc = 0;
-            continue;
-        }
-        if (rc) goto out;
+        if (empty[i] || (!arr[i] && rc)) continue;
         live[nl0] = ser[i];
-        held += lens[nl0++];
-        if (x->o->max_held_points && held > x->o->max_held_points) {
-            rc = oct_err(x->eb, OCT_ERANGE,
-                         "Sorry, this query needs to hold more than our limit of %llu data "
-                         "points at once. Please try filtering using more tags, downsampling "
-                         "or decrease your time range.",
-                         (unsigned long long)x->o->max_held_points);
-            goto out;
-        }
+        arr[nl0] = arr[i];
+        lens[nl0++] = lens[i];
+        if (nl0 - 1 != i) arr[i] = NULL;
+    }
+    free(empty);
+    if (rc) {
+        n = nl0;
+        goto out;
     }
     int64_t t_agg = mono_ns();
     x->st.scan_ns += t_agg - t_scan;
@@ -656,8 +777,10 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
         arr[i] = NULL;
     }
     size_t a0 = 0, a1 = (size_t)na;
-    while (a0 < a1 && agg[a0].ts_ms < q->start_ms) a0++;
-    while (a1 > a0 && agg[a1 - 1].ts_ms > q->end_ms) a1--;
+    while (a0 < a1 && agg[a0].ts_ms < q->start_ms)
+        a0++;
+    while (a1 > a0 && agg[a1 - 1].ts_ms > q->end_ms)
+        a1--;
     x->st.agg_ns += mono_ns() - t_agg;
 
     /* tags common to every series, and the keys whose values differ */
@@ -668,7 +791,8 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
         tsuid_pairs(x, ser[i].tsuid, ser[i].len, &p);
         for (size_t j = 0; j < p.n; j++) {
             size_t t = 0;
-            while (t < nct && ct[t].k != p.k[j]) t++;
+            while (t < nct && ct[t].k != p.k[j])
+                t++;
             if (t == nct) {
                 if (nct == capct) {
                     capct = capct ? capct * 2 : 16;
@@ -681,7 +805,8 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
         }
     }
     size_t ntags = 0, nagg = 0;
-    for (size_t t = 0; t < nct; t++) ct[t].agg ? nagg++ : ntags++;
+    for (size_t t = 0; t < nct; t++)
+        ct[t].agg ? nagg++ : ntags++;
     kv_t *kv = json_arena_alloc(&ga, (ntags ? ntags : 1) * sizeof *kv);
     const char **aggk = json_arena_alloc(&ga, (nagg ? nagg : 1) * sizeof *aggk);
     size_t ik = 0, ia = 0;
@@ -760,7 +885,8 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
     rc = x->fn(x->ctx, &r);
 
 out:
-    for (size_t i = 0; i < n; i++) free(arr[i]);
+    for (size_t i = 0; i < n; i++)
+        free(arr[i]);
     free(live);
     free(arr);
     free(lens);
@@ -839,11 +965,13 @@ static int run_sub(ex_t *x, const query_sub_t *sub)
                 if (rc) goto out;
             }
             size_t j = 0;
-            while (j < nfk && fkeys[j] != xf[i].tagk) j++;
+            while (j < nfk && fkeys[j] != xf[i].tagk)
+                j++;
             if (j == nfk) fkeys[nfk++] = xf[i].tagk;
             if (f->group_by) {
                 j = 0;
-                while (j < ngk && gkeys[j] != xf[i].tagk) j++;
+                while (j < ngk && gkeys[j] != xf[i].tagk)
+                    j++;
                 if (j == ngk) gkeys[ngk++] = xf[i].tagk;
             }
         }
@@ -913,17 +1041,20 @@ static int run_sub(ex_t *x, const query_sub_t *sub)
     for (size_t i = 0; i < nser && !rc;) {
         size_t j = i + 1;
         if (!none)
-            while (j < nser && !memcmp(ser[j].gkey, ser[i].gkey, gw)) j++;
+            while (j < nser && !memcmp(ser[j].gkey, ser[i].gkey, gw))
+                j++;
         rc = emit_group(x, sub, metric_name, ser + i, j - i, lo, hi);
         i = j;
     }
     if (!rc && x->q->delete_data)
-        for (size_t i = 0; i < nser; i++) del_add(x, ser[i].tsuid, ser[i].len, lo, hi);
+        for (size_t i = 0; i < nser; i++)
+            del_add(x, ser[i].tsuid, ser[i].len, lo, hi);
     free(gbuf);
 
 out:
     if (xf)
-        for (size_t i = 0; i < nf; i++) free(xf[i].lits);
+        for (size_t i = 0; i < nf; i++)
+            free(xf[i].lits);
     free(xf);
     free(fkeys);
     free(gkeys);
@@ -955,7 +1086,8 @@ static int part_cb(void *ctx, oct_slice_t part)
 static int delete_rows(ex_t *x, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi)
 {
     size_t n_tags = (len - x->mw) / (x->kw + x->vw);
-    size_t klen = codec_rowkey_len(&x->rk, n_tags), plen = codec_rowkey_partition_prefix_len(&x->rk);
+    size_t klen = codec_rowkey_len(&x->rk, n_tags),
+           plen = codec_rowkey_partition_prefix_len(&x->rk);
     uint8_t *k0 = xmalloc(klen), *k1 = xmalloc(klen);
     parts_t pl = {0};
     uint8_t *rows = NULL;
@@ -964,7 +1096,8 @@ static int delete_rows(ex_t *x, const uint8_t *tsuid, size_t len, int64_t lo, in
     if (rc >= 0) rc = codec_rowkey_from_tsuid(&x->rk, tsuid, len, hi / 1000, k1, klen, x->eb);
     if (rc < 0) goto out;
     size_t i = plen;
-    while (i > 0 && k1[i - 1] == 0xFF) k1[--i] = 0;
+    while (i > 0 && k1[i - 1] == 0xFF)
+        k1[--i] = 0;
     if (i) k1[i - 1]++;
     rc = store_part_list(tsdb_store(x->db), STORE_TABLE_DATA, oct_slice(k0, plen),
                          oct_slice(k1, i ? plen : 0), part_cb, &pl, x->eb);
@@ -988,7 +1121,8 @@ static int delete_rows(ex_t *x, const uint8_t *tsuid, size_t len, int64_t lo, in
         rc = 0;
     }
 out:
-    for (size_t j = 0; j < pl.n; j++) free((void *)pl.v[j].ptr);
+    for (size_t j = 0; j < pl.n; j++)
+        free((void *)pl.v[j].ptr);
     free(pl.v);
     free(rows);
     free(ops);
@@ -1040,12 +1174,15 @@ int query_exec(tsdb_t *db, const query_t *q, const query_exec_opts_t *opts, quer
     oct_errbuf_clear(eb);
 
     int rc = 0;
-    for (size_t i = 0; i < q->n_subs && !rc; i++) rc = run_sub(&x, &q->subs[i]);
+    for (size_t i = 0; i < q->n_subs && !rc; i++)
+        rc = run_sub(&x, &q->subs[i]);
     if (!rc && q->delete_data) rc = run_delete(&x);
 
     x.st.total_ns = mono_ns() - x.t0;
     if (stats) *stats = x.st;
     free(x.nm.t);
+    for (unsigned i = 0; i < MAX_WORKERS; i++)
+        tsdb_reader_free(x.wk[i].rd);
     json_arena_free(&x.names);
     tl_free(&x.del);
     free(x.del_lo);

@@ -7,7 +7,16 @@
  * so a flush completing in between shows a point twice (merged away), never
  * not at all. The rows are found with store_part_list over the series'
  * partitions [salt][metric][hour] in the range, so a wide range costs one
- * ordered walk over the hours that exist, not one probe per hour. */
+ * ordered walk over the hours that exist, not one probe per hour.
+ *
+ * Ranges of up to DIRECT_HOURS hours skip the listing: every hour's row key
+ * is known, so they are fetched with one multi-get.
+ *
+ * When the head has nothing in range and every row is one block cell (a
+ * flushed store, the common case) the blocks decode straight into the
+ * result: rows come by hour and a block is sorted, so no ranks, sort or
+ * merge are needed. A reader (tsdb_reader_t) keeps every buffer between
+ * calls so a query over many series allocates nothing per series. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,12 +43,14 @@ size_t tw_merge_ranked(tw_rpt_t *v, size_t n, int last_wins, uint64_t *conflicts
                        codec_point_t *out)
 {
     int sorted = 1;
-    for (size_t i = 1; i < n && sorted; i++) sorted = rpt_cmp(&v[i - 1], &v[i]) <= 0;
+    for (size_t i = 1; i < n && sorted; i++)
+        sorted = rpt_cmp(&v[i - 1], &v[i]) <= 0;
     if (!sorted) qsort(v, n, sizeof *v, rpt_cmp);
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && v[j].p.ts_ms == v[i].p.ts_ms) j++;
+        while (j < n && v[j].p.ts_ms == v[i].p.ts_ms)
+            j++;
         const tw_rpt_t *win = last_wins ? &v[j - 1] : &v[i];
         if (conflicts)
             for (size_t t = i; t < j; t++)
@@ -54,7 +65,8 @@ static void rpt_reserve(tw_rpt_t **v, size_t *cap, size_t need)
 {
     if (need <= *cap) return;
     size_t c = *cap ? *cap : 256;
-    while (c < need) c *= 2;
+    while (c < need)
+        c *= 2;
     *v = xrealloc(*v, c * sizeof **v);
     *cap = c;
 }
@@ -73,8 +85,8 @@ int tw_row_points(const store_result_t *row, size_t from, size_t to, uint32_t ba
         if (codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, &seq)) {
             int cnt = codec_block_count(c->value.ptr, c->value.len);
             if (cnt < 0) {
-                rc = oct_err(eb, OCT_ECORRUPT, "corrupt block cell (seq %u) in row of hour %u",
-                             seq, base_s);
+                rc = oct_err(eb, OCT_ECORRUPT, "corrupt block cell (seq %u) in row of hour %u", seq,
+                             base_s);
                 goto out;
             }
             rpt_reserve(v, cap, *n + (size_t)cnt);
@@ -138,22 +150,6 @@ out:
     return rc;
 }
 
-typedef struct {
-    oct_slice_t *parts;
-    size_t n, cap;
-} tw_parts_t;
-
-static int collect_part(void *ctx, oct_slice_t part)
-{
-    tw_parts_t *pl = ctx;
-    if (pl->n == pl->cap) {
-        pl->cap = pl->cap ? 2 * pl->cap : 16;
-        pl->parts = xrealloc(pl->parts, pl->cap * sizeof *pl->parts);
-    }
-    pl->parts[pl->n++] = oct_slice(xmemdup(part.ptr, part.len), part.len);
-    return 0;
-}
-
 static void head_copy(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi,
                       tw_rpt_t **v, size_t *n, size_t *cap)
 {
@@ -174,101 +170,252 @@ static void head_copy(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int64_
     pthread_mutex_unlock(&s->mu);
 }
 
-int tsdb_read_series(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
+/* Reusable buffers of one reader (write.h): after warm-up a read allocates
+ * nothing, so a query over thousands of series neither mallocs per series
+ * nor faults in fresh pages for every one. */
+/* Up to this many hours in range, a read probes every hour's row key; beyond,
+ * it lists the partitions that exist first (sparse data over long ranges). */
+#define DIRECT_HOURS 48
+
+struct tsdb_reader {
+    tsdb_t *db;
+    tw_rpt_t *v; /* ranked points (general path) */
+    size_t vcap;
+    codec_point_t *out; /* the result */
+    size_t ocap;
+    uint8_t *pbuf; /* partition keys, back to back */
+    size_t pn, pcap;
+    size_t *poff; /* offset of partition i in pbuf; poff[i+1] - poff[i] its length */
+    size_t np, pocap;
+    store_key_t *keys;
+    uint8_t *rows;
+    size_t kcap;
+    store_result_t res;
+};
+
+tsdb_reader_t *tsdb_reader_new(tsdb_t *db)
+{
+    tsdb_reader_t *r = xcalloc(1, sizeof *r);
+    r->db = db;
+    store_result_init(&r->res);
+    return r;
+}
+
+void tsdb_reader_free(tsdb_reader_t *r)
+{
+    if (!r) return;
+    free(r->v);
+    free(r->out);
+    free(r->pbuf);
+    free(r->poff);
+    free(r->keys);
+    free(r->rows);
+    store_result_free(&r->res);
+    free(r);
+}
+
+static int reader_part(void *ctx, oct_slice_t part)
+{
+    tsdb_reader_t *r = ctx;
+    if (r->pn + part.len > r->pcap) {
+        r->pcap = r->pcap ? r->pcap * 2 : 1024;
+        while (r->pcap < r->pn + part.len)
+            r->pcap *= 2;
+        r->pbuf = xrealloc(r->pbuf, r->pcap);
+    }
+    if (r->np + 2 > r->pocap) {
+        r->pocap = r->pocap ? r->pocap * 2 : 64;
+        r->poff = xrealloc(r->poff, r->pocap * sizeof *r->poff);
+    }
+    memcpy(r->pbuf + r->pn, part.ptr, part.len);
+    r->poff[r->np] = r->pn;
+    r->pn += part.len;
+    r->poff[++r->np] = r->pn;
+    return 0;
+}
+
+static void out_reserve(tsdb_reader_t *r, size_t need)
+{
+    if (need <= r->ocap) return;
+    size_t c = r->ocap ? r->ocap : 1024;
+    while (c < need)
+        c *= 2;
+    r->out = xrealloc(r->out, c * sizeof *r->out);
+    r->ocap = c;
+}
+
+/* The common case: every row holds exactly one block cell and the head has
+ * nothing in range. Rows come in key order, i.e. by hour, and an hour's
+ * block is sorted, so the blocks decode straight into the result with no
+ * ranks and no merge. Returns the count, -2 if the rows are not of that
+ * shape (or not ascending: the caller takes the general path), or an error. */
+static long read_blocks_direct(tsdb_reader_t *r, int64_t lo, int64_t hi, oct_errbuf_t *eb)
+{
+    const store_result_t *res = &r->res;
+    size_t total = 0;
+    for (size_t a = 0; a < res->n; a++) {
+        const store_cell_t *c = &res->cells[a];
+        if (a + 1 < res->n && oct_slice_eq(res->cells[a + 1].row, c->row)) return -2;
+        if (!codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, NULL)) return -2;
+        int cnt = codec_block_count(c->value.ptr, c->value.len);
+        if (cnt < 0) return -2; /* the general path reports it */
+        total += (size_t)cnt;
+    }
+    out_reserve(r, total);
+    codec_point_t *o = r->out;
+    size_t n = 0;
+    for (size_t a = 0; a < res->n; a++) {
+        const store_cell_t *c = &res->cells[a];
+        int got = codec_block_decode(c->value.ptr, c->value.len, o + n, total - n);
+        if (got < 0) {
+            uint16_t seq = 0;
+            codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, &seq);
+            return oct_err(eb, OCT_ECORRUPT, "corrupt block cell (seq %u)", seq);
+        }
+        size_t first = n;
+        /* a block is sorted: when its ends are in [lo, hi], all of it is */
+        if (got == 0 || (o[first].ts_ms >= lo && o[first + (size_t)got - 1].ts_ms <= hi)) {
+            n += (size_t)got;
+        } else {
+            for (size_t k = first; k < first + (size_t)got; k++)
+                if (o[k].ts_ms >= lo && o[k].ts_ms <= hi) o[n++] = o[k];
+        }
+        if (first > 0 && n > first && o[first].ts_ms <= o[first - 1].ts_ms) return -2;
+    }
+    return (long)n;
+}
+
+int tsdb_reader_read(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
                      int64_t end_ms, codec_point_t **out, size_t *n_out, oct_errbuf_t *eb)
 {
+    tsdb_t *db = rd->db;
     *out = NULL;
     *n_out = 0;
     const tsdb_layout_t *lay = tsdb_layout(db);
     codec_rowkey_layout_t rk = {(uint8_t)lay->uid_width[CODEC_UID_METRIC],
                                 (uint8_t)lay->uid_width[CODEC_UID_TAGK],
-                                (uint8_t)lay->uid_width[CODEC_UID_TAGV],
-                                (uint8_t)lay->salt_width,
+                                (uint8_t)lay->uid_width[CODEC_UID_TAGV], (uint8_t)lay->salt_width,
                                 lay->salt_buckets ? lay->salt_buckets : 1};
     int rc = codec_tsuid_check(&rk, tsuid, tsuid_len, eb);
     if (rc < 0) return rc;
+    out_reserve(rd, 1);
+    *out = rd->out;
     /* Row base times are 32-bit unsigned seconds. */
     const int64_t max_ms = (int64_t)UINT32_MAX * 1000 + 999;
     if (start_ms < 0) start_ms = 0;
     if (end_ms > max_ms) end_ms = max_ms;
-    if (end_ms < start_ms) {
-        *out = xmalloc(sizeof **out);
-        return 0;
-    }
+    if (end_ms < start_ms) return 0;
     tsdb_writer_t *w = tsdb__writer(db);
     int last_wins = w ? w->fix_dups : 0;
-    tw_rpt_t *v = NULL;
-    size_t n = 0, cap = 0;
-    if (w) head_copy(w, tsuid, tsuid_len, start_ms, end_ms, &v, &n, &cap);
+    size_t n = 0;
+    if (w) head_copy(w, tsuid, tsuid_len, start_ms, end_ms, &rd->v, &n, &rd->vcap);
 
     /* The partitions of this series' rows in range. */
     size_t klen = codec_rowkey_len(&rk, (size_t)rc);
     size_t plen = codec_rowkey_partition_prefix_len(&rk);
-    uint8_t *k0 = xmalloc(klen), *k1 = xmalloc(klen);
-    int64_t b0 = codec_rowkey_base_time(start_ms / 1000), b1 = codec_rowkey_base_time(end_ms / 1000);
-    tw_parts_t pl = {0};
-    store_result_t res = STORE_RESULT_INIT;
-    store_key_t *keys = NULL;
-    uint8_t *rows = NULL;
+    uint8_t k0[512], k1[512];
+    if (klen > sizeof k0) return oct_err(eb, OCT_EINVAL, "row key too long");
+    int64_t b0 = codec_rowkey_base_time(start_ms / 1000),
+            b1 = codec_rowkey_base_time(end_ms / 1000);
     int r = codec_rowkey_from_tsuid(&rk, tsuid, tsuid_len, b0, k0, klen, eb);
-    if (r < 0) {
-        rc = r;
-        goto out;
-    }
+    if (r < 0) return r;
     r = codec_rowkey_from_tsuid(&rk, tsuid, tsuid_len, b1, k1, klen, eb);
-    if (r < 0) {
-        rc = r;
-        goto out;
-    }
+    if (r < 0) return r;
     /* stop = the last partition's prefix + 1 (as a big-endian number) */
     size_t i = plen;
-    while (i > 0 && k1[i - 1] == 0xFF) k1[--i] = 0;
+    while (i > 0 && k1[i - 1] == 0xFF)
+        k1[--i] = 0;
     oct_slice_t stop = oct_slice(k1, i ? plen : 0);
     if (i) k1[i - 1]++;
-    rc = store_part_list(tsdb_store(db), STORE_TABLE_DATA, oct_slice(k0, plen), stop,
-                         collect_part, &pl, eb);
-    if (rc < 0) goto out;
-    keys = xmalloc((pl.n ? pl.n : 1) * sizeof *keys);
-    rows = xmalloc((pl.n ? pl.n : 1) * klen);
     size_t nk = 0;
-    for (size_t j = 0; j < pl.n; j++) {
-        if (pl.parts[j].len != plen) continue;
-        uint8_t *row = rows + nk * klen;
-        /* the row key of this series in that hour: its prefix, then the TSUID's tags */
-        if (memcmp(pl.parts[j].ptr, k0, plen - CODEC_ROWKEY_TS_BYTES)) continue;
-        memcpy(row, pl.parts[j].ptr, plen);
-        memcpy(row + plen, k0 + plen, klen - plen);
-        keys[nk].part = pl.parts[j];
-        keys[nk].row = oct_slice(row, klen);
-        nk++;
+    int64_t n_hours = (b1 - b0) / CODEC_ROWKEY_SPAN_S + 1;
+    if (n_hours <= DIRECT_HOURS) {
+        /* Few hours: their row keys are known, so one multi-get of all of
+         * them (absent rows cost a probe) beats listing partitions first. */
+        if ((size_t)n_hours > rd->kcap) {
+            rd->kcap = (size_t)n_hours;
+            rd->keys = xrealloc(rd->keys, rd->kcap * sizeof *rd->keys);
+            rd->rows = xrealloc(rd->rows, rd->kcap * 512);
+        }
+        for (int64_t h = 0; h < n_hours; h++) {
+            uint8_t *row = rd->rows + nk * 512;
+            memcpy(row, k0, klen);
+            oct_put_be32(row + plen - CODEC_ROWKEY_TS_BYTES,
+                         (uint32_t)(b0 + h * CODEC_ROWKEY_SPAN_S));
+            rd->keys[nk].part = oct_slice(row, plen);
+            rd->keys[nk].row = oct_slice(row, klen);
+            nk++;
+        }
+    } else {
+        rd->pn = rd->np = 0;
+        rc = store_part_list(tsdb_store(db), STORE_TABLE_DATA, oct_slice(k0, plen), stop,
+                             reader_part, rd, eb);
+        if (rc < 0) return rc;
+        if (rd->np > rd->kcap) {
+            rd->kcap = rd->np;
+            rd->keys = xrealloc(rd->keys, rd->kcap * sizeof *rd->keys);
+            rd->rows = xrealloc(rd->rows, rd->kcap * 512);
+        }
+        for (size_t j = 0; j < rd->np; j++) {
+            const uint8_t *part = rd->pbuf + rd->poff[j];
+            if (rd->poff[j + 1] - rd->poff[j] != plen) continue;
+            uint8_t *row = rd->rows + nk * 512;
+            /* the row key of this series in that hour: its prefix, then the TSUID's tags */
+            if (memcmp(part, k0, plen - CODEC_ROWKEY_TS_BYTES)) continue;
+            memcpy(row, part, plen);
+            memcpy(row + plen, k0 + plen, klen - plen);
+            rd->keys[nk].part = oct_slice(part, plen);
+            rd->keys[nk].row = oct_slice(row, klen);
+            nk++;
+        }
     }
+    store_result_reset(&rd->res);
     if (nk) {
-        rc = store_multi_get(tsdb_store(db), STORE_TABLE_DATA, keys, nk, oct_slice_str(TW_FAMILY),
-                             &res, eb);
-        if (rc < 0) goto out;
-        rc = 0;
-        for (size_t a = 0; a < res.n;) {
+        rc = store_multi_get(tsdb_store(db), STORE_TABLE_DATA, rd->keys, nk,
+                             oct_slice_str(TW_FAMILY), &rd->res, eb);
+        if (rc < 0) return rc;
+        if (n == 0) {
+            long d = read_blocks_direct(rd, start_ms, end_ms, eb);
+            if (d >= 0) {
+                *out = rd->out;
+                *n_out = (size_t)d;
+                return 0;
+            }
+            if (d != -2) return (int)d;
+        }
+        const store_result_t *res = &rd->res;
+        for (size_t a = 0; a < res->n;) {
             size_t z = a + 1;
-            while (z < res.n && oct_slice_eq(res.cells[z].row, res.cells[a].row)) z++;
-            uint32_t base = oct_get_be32(res.cells[a].row.ptr + plen - CODEC_ROWKEY_TS_BYTES);
+            while (z < res->n && oct_slice_eq(res->cells[z].row, res->cells[a].row))
+                z++;
+            uint32_t base = oct_get_be32(res->cells[a].row.ptr + plen - CODEC_ROWKEY_TS_BYTES);
             int32_t ms;
-            rc = tw_row_points(&res, a, z, base, start_ms, end_ms, &v, &n, &cap, &ms, eb);
-            if (rc) goto out;
+            rc = tw_row_points(res, a, z, base, start_ms, end_ms, &rd->v, &n, &rd->vcap, &ms, eb);
+            if (rc) return rc;
             a = z;
         }
     }
-    codec_point_t *o = xmalloc((n ? n : 1) * sizeof *o);
-    *n_out = tw_merge_ranked(v, n, last_wins, NULL, o);
-    *out = o;
-    rc = 0;
-out:
-    for (size_t j = 0; j < pl.n; j++) free((void *)pl.parts[j].ptr);
-    free(pl.parts);
-    free(keys);
-    free(rows);
-    free(k0);
-    free(k1);
-    free(v);
-    store_result_free(&res);
+    out_reserve(rd, n ? n : 1);
+    *n_out = tw_merge_ranked(rd->v, n, last_wins, NULL, rd->out);
+    *out = rd->out;
+    return 0;
+}
+
+int tsdb_read_series(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
+                     int64_t end_ms, codec_point_t **out, size_t *n_out, oct_errbuf_t *eb)
+{
+    *out = NULL;
+    *n_out = 0;
+    tsdb_reader_t *rd = tsdb_reader_new(db);
+    codec_point_t *pts;
+    size_t n;
+    int rc = tsdb_reader_read(rd, tsuid, tsuid_len, start_ms, end_ms, &pts, &n, eb);
+    if (rc == 0) {
+        /* hand the reader's buffer over instead of copying it */
+        *out = pts;
+        *n_out = n;
+        rd->out = NULL;
+    }
+    tsdb_reader_free(rd);
     return rc;
 }

@@ -42,8 +42,8 @@ typedef struct {
     oct_slice_t metric;
     const oct_slice_t *tags; /* 2 * n_tags slices: k0, v0, k1, v1, ... in any order */
     size_t n_tags;
-    codec_point_t pt;        /* absolute ts_ms, value */
-    uint8_t ts_is_ms;        /* the timestamp was given in milliseconds */
+    codec_point_t pt; /* absolute ts_ms, value */
+    uint8_t ts_is_ms; /* the timestamp was given in milliseconds */
 } tsdb_dp_t;
 
 /* Per-point rejection, reported by tsdb_put_batch. 'rc' is one of:
@@ -88,6 +88,21 @@ OCT_MUST_CHECK int tsdb_read_series(tsdb_t *db, const uint8_t *tsuid, size_t tsu
                                     int64_t start_ms, int64_t end_ms, codec_point_t **out,
                                     size_t *n, oct_errbuf_t *eb);
 
+/* A reader: tsdb_read_series with buffers kept from call to call, for
+ * reading many series (the query executor). One reader belongs to one thread
+ * at a time; any number of readers may run at once. */
+typedef struct tsdb_reader tsdb_reader_t;
+
+tsdb_reader_t *tsdb_reader_new(tsdb_t *db);
+void tsdb_reader_free(tsdb_reader_t *r); /* NULL is fine */
+
+/* As tsdb_read_series, but *out points into the reader's buffer: valid (and
+ * writable by the caller, e.g. to convert the points in place) until the
+ * next call on r or tsdb_reader_free. */
+OCT_MUST_CHECK int tsdb_reader_read(tsdb_reader_t *r, const uint8_t *tsuid, size_t tsuid_len,
+                                    int64_t start_ms, int64_t end_ms, codec_point_t **out,
+                                    size_t *n, oct_errbuf_t *eb);
+
 /* ---- the series index ----------------------------------------------- */
 
 typedef int (*tsdb_series_fn)(void *ctx, const uint8_t *tsuid, size_t tsuid_len);
@@ -101,12 +116,12 @@ int tsdb_series_find(tsdb_t *db, uint64_t metric, uint64_t tagk, uint64_t tagv, 
 /* ---- counters for /api/stats and the telnet `stats` command ----------- */
 
 typedef struct {
-    uint64_t points_accepted;   /* since open */
+    uint64_t points_accepted; /* since open */
     uint64_t points_rejected;
-    uint64_t duplicates;        /* same timestamp written twice */
-    uint64_t series;            /* known series */
-    uint64_t series_created;    /* since open */
-    uint64_t head_points;       /* points held in memory, not yet flushed */
+    uint64_t duplicates;     /* same timestamp written twice */
+    uint64_t series;         /* known series */
+    uint64_t series_created; /* since open */
+    uint64_t head_points;    /* points held in memory, not yet flushed */
     uint64_t wal_bytes_written;
     uint64_t wal_syncs;
     uint64_t blocks_flushed;
