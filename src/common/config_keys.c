@@ -64,6 +64,10 @@ const oct_config__key_t oct_config__keys[] = {
     /* DEVIATION: OpenTSDB treats anything but "ro"/"wo" as rw; we reject other values. */
     ENUM("tsd.mode", "rw", "rw ro wo"),
     BOOL("tsd.no_diediedie", "false"),
+    /* octsdb's own (DEVIATION): the telnet `diediedie` command, which lets any client stop
+     * the daemon, exists only when this is true (and tsd.no_diediedie is false). OpenTSDB
+     * has it on unless tsd.no_diediedie; off is the safe default. */
+    BOOL("tsd.core.enable_diediedie", "false"),
     BOOL("tsd.core.enable_api", "true"),
     BOOL("tsd.core.enable_ui", "true"),
     BOOL("tsd.core.auto_create_metrics", "false"),
@@ -90,6 +94,9 @@ const oct_config__key_t oct_config__keys[] = {
     STR("tsd.rpc.plugins", ""),
     STR("tsd.core.plugin_path", ""),
     PLUGIN("tsd.core.authentication"),
+    /* octsdb's own: with tsd.core.authentication.enable, the built-in authentication (no
+     * plugin) reads its credentials from this file (docs/reliability.md, "Access"). */
+    STR("tsd.core.authentication.credentials_file", NULL),
     PLUGIN("tsd.core.meta.cache"),
     PLUGIN("tsd.core.storage_exception_handler"),
     PLUGIN("tsd.rtpublisher"),

@@ -4,10 +4,16 @@
  * lower-cased; "/api/<endpoint>[/<sub>]" with an optional version segment
  * "/api/v<N>/..." (only 1 exists: a higher N is 501, a malformed one 400);
  * a few legacy routes (/version, /aggregators, /suggest) answer the same JSON
- * as their /api twins. Endpoints are registered per tsd.mode as OpenTSDB
- * does (put and uid in rw/wo, suggest/search/query in rw/ro), so in the
- * wrong mode they simply do not exist (404). A known endpoint called with a
- * verb it does not take gets OpenTSDB's 405.
+ * as their /api twins; /s/<file> serves static files (api_static.c).
+ * Endpoints are registered per tsd.mode as OpenTSDB does (put and uid in
+ * rw/wo, suggest/search/query in rw/ro), so in the wrong mode they simply
+ * do not exist (404). A known endpoint called with a verb it does not take
+ * gets OpenTSDB's 405.
+ *
+ * Optional authentication (server/auth.h) is checked before routing, so
+ * with it on every path -- unknown ones included -- answers 401 without
+ * valid credentials; a read-only credential gets 403 on the writes that
+ * api_route_writes names.
  *
  * Every request gets an arena (api_call_t.arena) for parsed JSON and
  * scratch, freed when the handler returns: no per-point allocation in the
@@ -22,6 +28,7 @@
 
 #include "codec/rowkey.h"
 #include "common/xmalloc.h"
+#include "server/auth.h"
 #include "tsdb/tsdb.h"
 
 /* /api/query* is the query engine's (another module); it links in when it
@@ -87,7 +94,59 @@ void api_method_not_allowed(api_call_t *c)
     http_error(c->resp, 405, "Method not allowed", det);
 }
 
-static void api_dispatch(api_call_t *c, const api_route_t *r)
+/* Whether calling r with the (effective) verb changes state: what a
+ * read-only credential may not do. GET on uid/assign and uid/rename writes
+ * (their parameters are the request); dropcaches is an operator action. */
+static int api_route_writes(const api_route_t *r, unsigned verb)
+{
+    if (r->fn == api_put || r->fn == api_uid_assign || r->fn == api_uid_rename ||
+        r->fn == api_dropcaches || r->fn == api_annotation_bulk)
+        return 1;
+    if (r->fn == api_annotation || r->fn == api_annotations || r->fn == api_uid_tsmeta ||
+        r->fn == api_uid_uidmeta)
+        return verb != API_GET;
+    return 0;
+}
+
+size_t api_route_list(api_route_info_t *out, size_t cap)
+{
+    size_t n = 0;
+    const size_t na = sizeof api_routes / sizeof *api_routes;
+    const size_t nl = sizeof api_legacy_routes / sizeof *api_legacy_routes;
+    for (size_t i = 0; i < na + nl; i++, n++) {
+        if (n >= cap) continue;
+        const api_route_t *r = i < na ? &api_routes[i] : &api_legacy_routes[i - na];
+        out[n].path = r->path;
+        out[n].legacy = i >= na;
+        out[n].verbs = r->verbs;
+        out[n].write_verbs = 0;
+        for (unsigned b = API_GET; b <= API_DELETE; b <<= 1)
+            if ((r->verbs & b) && api_route_writes(r, b)) out[n].write_verbs |= b;
+    }
+    return n;
+}
+
+/* /api/query* as a read-only credential sees it: DELETE, method_override
+ * =delete and a POST body with a "delete" member are writes. */
+static int api_query_deletes(api_call_t *c)
+{
+    char ov[16];
+    if (c->verb == API_DELETE) return 1;
+    if (http_param(c->req, "method_override", ov, sizeof ov) && !strcasecmp(ov, "delete"))
+        return 1;
+    if (c->verb != API_POST || !api_has_body(c)) return 0;
+    json_value_t *v;
+    oct_errbuf_t eb;
+    if (json_parse(&c->arena, (const char *)c->req->body, c->req->body_len,
+                   JSON_ALLOW_NONFINITE, &v, &eb))
+        return 0; /* the handler answers 400 */
+    const json_value_t *d = v->type == JSON_OBJECT ? json_obj_get(v, "delete") : NULL;
+    /* conservative: the handler also takes "true", 1, ...; only an absent,
+     * null or false member is surely not a delete */
+    return d && d->type != JSON_NULL && d->type != JSON_FALSE;
+}
+
+static void api_dispatch(api_call_t *c, const api_route_t *r, auth_role_t role)
 {
     if (r->override) {
         char ov[16];
@@ -103,6 +162,10 @@ static void api_dispatch(api_call_t *c, const api_route_t *r)
     }
     if (!(c->verb & r->verbs)) {
         api_method_not_allowed(c);
+        return;
+    }
+    if (role != AUTH_ROLE_RW && api_route_writes(r, c->verb)) {
+        auth_http_forbidden(c->resp);
         return;
     }
     r->fn(c);
@@ -125,6 +188,15 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
     c.resp = resp;
     c.method = req->method ? req->method : "";
     c.verb = api_verb_bit(c.method);
+    auth_role_t role;
+    if (auth_http(tsd, req, resp, &role)) return;
+
+    /* /s/<file>: static files; the file's name keeps its case */
+    if (req->path && req->path[0] == '/' && (req->path[1] == 's' || req->path[1] == 'S') &&
+        req->path[2] == '/') {
+        api_static(&c, req->path + 3);
+        return;
+    }
 
     /* Lower-cased segments joined by '/', without empty segments. */
     char path[512];
@@ -183,7 +255,10 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
         r = api_find(api_routes, sizeof api_routes / sizeof *api_routes, key, mode_bit);
         if (!r && nseg > first && !strcmp(segs[first], "query") &&
             (mode_bit & MODE_READ)) {
-            api_query(&c, nseg > first + 1 ? key + 6 : "");
+            if (role != AUTH_ROLE_RW && api_query_deletes(&c))
+                auth_http_forbidden(resp);
+            else
+                api_query(&c, nseg > first + 1 ? key + 6 : "");
             json_arena_free(&c.arena);
             return;
         }
@@ -207,7 +282,7 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
         http_error(resp, 404, "Endpoint not found", NULL);
         return;
     }
-    api_dispatch(&c, r);
+    api_dispatch(&c, r, role);
     json_arena_free(&c.arena);
 }
 

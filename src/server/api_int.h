@@ -47,8 +47,23 @@ void api_annotation(api_call_t *c);      /* /api/annotation (api_annotation.c) *
 void api_annotation_bulk(api_call_t *c); /* /api/annotation/bulk */
 void api_annotations(api_call_t *c);     /* /api/annotations: global notes of a range */
 void api_query_last(api_call_t *c);      /* /api/query/last (api_query_last.c) */
+/* /s/<rel> (api_static.c): a file under tsd.http.staticroot; rel is the
+ * decoded path after "/s/", case kept. */
+void api_static(api_call_t *c, const char *rel);
 /* /api/query[/<sub>] (api_query.c), modes rw/ro. sub is "" or e.g. "exp". */
 void api_query(api_call_t *c, const char *sub);
+
+/* The router's tables as data, for tests that must cover every route:
+ * path after "/api/" (or after "/" when legacy), the verbs it takes and those
+ * of them a read-only credential may not use. Fills up to cap entries and
+ * returns how many routes exist. */
+typedef struct {
+    const char *path;
+    int legacy;
+    unsigned verbs;
+    unsigned write_verbs;
+} api_route_info_t;
+size_t api_route_list(api_route_info_t *out, size_t cap);
 
 /* ---- helpers (api.c) ---------------------------------------------------- */
 

@@ -22,16 +22,28 @@
  * Commands and their order in `help` follow OpenTSDB 2.4's registration
  * (RpcManager): stats dropcaches version exit help, then put (rw and wo
  * modes only: in ro mode `put` is an unknown command, as in OpenTSDB), then
- * diediedie unless tsd.no_diediedie. rollup and histogram are not
- * implemented and therefore unknown commands. */
+ * diediedie only with tsd.core.enable_diediedie (a deviation: OpenTSDB has
+ * it unless tsd.no_diediedie, which still turns it off). rollup and
+ * histogram are not implemented and therefore unknown commands.
+ *
+ * With authentication on (server/auth.h) every command but put passes
+ * auth_telnet_line first; put stays on its fast path because allow_put is
+ * 0 until the session holds a read-write credential, so an unauthorised
+ * put falls through to the gate like any other command. */
 #include "server/telnet.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/xmalloc.h"
+#include "server/auth.h"
 #include "tsdb/parse.h"
 #include "tsdb/write.h"
 
@@ -61,6 +73,9 @@ struct telnet_session {
     int return_errors;
     int stats_fqdn;       /* tsd.stats.canonical: "fqdn=" instead of "host=" */
     long long stats_port; /* tsd.core.stats_with_port: port=, else -1 */
+    const auth_t *auth;   /* NULL: authentication off */
+    auth_role_t role;
+    unsigned auth_failures;
 
     /* the batch */
     tsdb_dp_t *dps;    /* BATCH_MAX_POINTS */
@@ -84,16 +99,19 @@ telnet_session_t *telnet_session_new(tsd_ctx_t *tsd)
     telnet_session_t *s = xcalloc(1, sizeof(*s));
     s->tsd = tsd;
     s->allow_put = tsd->mode != TSD_MODE_RO;
-    s->allow_diediedie = 1;
+    s->allow_diediedie = 0;
     s->return_errors = 1;
     s->stats_port = -1;
     if (tsd->cfg) {
-        s->allow_diediedie = !oct_config_get_bool(tsd->cfg, "tsd.no_diediedie");
+        s->allow_diediedie = oct_config_get_bool(tsd->cfg, "tsd.core.enable_diediedie") &&
+                             !oct_config_get_bool(tsd->cfg, "tsd.no_diediedie");
         s->return_errors = oct_config_get_bool(tsd->cfg, "tsd.rpc.telnet.return_errors");
         s->stats_fqdn = oct_config_get_bool(tsd->cfg, "tsd.stats.canonical");
         if (oct_config_get_bool(tsd->cfg, "tsd.core.stats_with_port"))
             s->stats_port = (long long)oct_config_get_int(tsd->cfg, "tsd.network.port");
     }
+    s->auth = auth_for(tsd);
+    if (s->auth) s->allow_put = 0; /* until a read-write `auth` */
     return s;
 }
 
@@ -226,75 +244,132 @@ static void batch_alloc(telnet_session_t *s)
     s->tags = xmalloc(s->cap_tags * sizeof(*s->tags));
 }
 
-/* 'args' is the line after "put" (starting at a space or its end). */
-static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf_t *out)
+/* Copies a message into the caller's error buffer. */
+static int put_err(char *errbuf, size_t errcap, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int put_err(char *errbuf, size_t errcap, int rc, const char *fmt, ...)
 {
-    oct_errbuf_t eb;
-    char msg[OCT_ERRBUF_SIZE + 64];
-
-    if (!s->dps) batch_alloc(s);
-    if (len > BATCH_ARENA_BYTES) {
-        put_fail(s, out, OCT_EINVAL, "line too long");
-        return;
+    if (errbuf && errcap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(errbuf, errcap, fmt, ap);
+        va_end(ap);
     }
-    if (s->n_dps == BATCH_MAX_POINTS || s->arena_len + len > BATCH_ARENA_BYTES)
-        telnet_flush(s, out);
+    return rc;
+}
 
-    /* the transport reuses its buffer after this call: keep a copy */
-    char *p = s->arena + s->arena_len;
-    memcpy(p, args, len);
-    const char *end = p + len;
+/* The space and '=' positions of m <= 64 bytes at p, as bit masks (bit i =
+ * p[i]); SSE2 for whole 16-byte groups, never reading past p + m. */
+static inline void put_masks(const char *p, size_t m, uint64_t *sp, uint64_t *eq)
+{
+    uint64_t a = 0, b = 0;
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i vs = _mm_set1_epi8(' '), ve = _mm_set1_epi8('=');
+    for (; i + 16 <= m; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        a |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vs)) << i;
+        b |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, ve)) << i;
+    }
+#endif
+    for (; i < m; i++) {
+        a |= (uint64_t)(p[i] == ' ') << i;
+        b |= (uint64_t)(p[i] == '=') << i;
+    }
+    *sp = a;
+    *eq = b;
+}
 
-    /* tokens: metric, timestamp, value, then tags; runs of spaces separate */
+typedef struct {
     const char *tok[3];
     size_t tlen[3];
-    size_t ntok = 0, spaces = 0;
-    size_t tag0 = s->n_tags;
-    const char *q = p;
-    for (;;) {
-        while (q < end && *q == ' ') {
-            q++;
-            spaces++;
-        }
-        if (q == end) break;
-        /* one pass finds the token's end and its '=' signs */
-        const char *t = q, *eq = NULL;
-        unsigned n_eq = 0;
-        for (; q < end && *q != ' '; q++) {
-            if (*q == '=' && n_eq++ == 0) eq = q;
-        }
-        size_t n = (size_t)(q - t);
-        if (ntok < 3) {
-            tok[ntok] = t;
-            tlen[ntok] = n;
-        } else {
-            /* k=v, both non-empty, exactly one '=' (Tags.parse splits on every '=') */
-            if (n_eq != 1 || eq == t || eq == t + n - 1) {
-                s->n_tags = tag0;
-                snprintf(msg, sizeof msg, "invalid tag: %.*s", (int)(n > 400 ? 400 : n), t);
-                put_fail(s, out, OCT_EINVAL, msg);
-                return;
-            }
-            if (s->n_tags + 2 > s->cap_tags) {
-                s->cap_tags *= 2;
-                s->tags = xrealloc(s->tags, s->cap_tags * sizeof(*s->tags));
-            }
-            s->tags[s->n_tags++] = oct_slice(t, (size_t)(eq - t));
-            s->tags[s->n_tags++] = oct_slice(eq + 1, (size_t)(t + n - eq - 1));
-        }
-        ntok++;
-    }
-    /* OpenTSDB counts words split on single spaces: "put m t v " has 4 */
-    if (ntok < 3 || (ntok == 3 && spaces < 4)) {
-        s->n_tags = tag0;
-        snprintf(msg, sizeof msg, "not enough arguments (need least 4, got %zu)", ntok);
-        put_fail(s, out, OCT_EINVAL, msg);
-        return;
-    }
+    size_t ntok, nt, max_tags;
+    oct_slice_t *tags;
+} put_toks_t;
 
-    tsdb_dp_t *dp = &s->dps[s->n_dps];
+/* One token [t, t+n) with n_eq '=' signs, the first at eq. */
+static inline int put_token(put_toks_t *k, const char *t, size_t n, const char *eq, size_t n_eq,
+                            char *errbuf, size_t errcap)
+{
+    if (k->ntok < 3) {
+        k->tok[k->ntok] = t;
+        k->tlen[k->ntok] = n;
+    } else {
+        /* k=v, both non-empty, exactly one '=' (Tags.parse splits on every '=') */
+        if (n_eq != 1 || eq == t || eq == t + n - 1)
+            return put_err(errbuf, errcap, OCT_EINVAL, "invalid tag: %.*s",
+                           (int)(n > 400 ? 400 : n), t);
+        if (k->nt + 2 > k->max_tags) return put_err(errbuf, errcap, OCT_ENOSPC, "too many tags");
+        k->tags[k->nt++] = oct_slice(t, (size_t)(eq - t));
+        k->tags[k->nt++] = oct_slice(eq + 1, (size_t)(t + n - eq - 1));
+    }
+    k->ntok++;
+    return 0;
+}
+
+/* 'args' is the line after "put" (starting at a space or its end). Tokens
+ * are found 64 bytes at a time from bit masks of spaces and '=' signs, so
+ * the work is per token, not per byte. */
+static int parse_put_args(const char *p, size_t len, tsdb_dp_t *dp, oct_slice_t *tags,
+                          size_t max_tags, char *errbuf, size_t errcap)
+{
+    put_toks_t k = {{NULL, NULL, NULL}, {0, 0, 0}, 0, 0, max_tags, tags};
+    size_t spaces = 0;
+    int in_tok = 0;
+    size_t tstart = 0, eqpos = 0, n_eq = 0;
+    int rc;
+
+    for (size_t base = 0; base < len; base += 64) {
+        size_t m = len - base < 64 ? len - base : 64;
+        uint64_t sp, eq;
+        put_masks(p + base, m, &sp, &eq);
+        uint64_t valid = m == 64 ? ~UINT64_C(0) : (UINT64_C(1) << m) - 1;
+        size_t i = 0;
+        while (i < m) {
+            uint64_t from = ~UINT64_C(0) << i;
+            if (!in_tok) {
+                uint64_t x = ~sp & valid & from;
+                if (!x) break;
+                i = (size_t)__builtin_ctzll(x);
+                in_tok = 1;
+                tstart = base + i;
+                n_eq = 0;
+                continue;
+            }
+            uint64_t x = sp & from;
+            size_t j = x ? (size_t)__builtin_ctzll(x) : m;
+            uint64_t e = eq & from & (j < 64 ? (UINT64_C(1) << j) - 1 : ~UINT64_C(0));
+            if (e) {
+                if (!n_eq) eqpos = base + (size_t)__builtin_ctzll(e);
+                n_eq += e & (e - 1) ? 2 : 1; /* only "exactly one" matters */
+            }
+            i = j;
+            if (j < m) {
+                in_tok = 0;
+                rc = put_token(&k, p + tstart, base + j - tstart, p + eqpos, n_eq, errbuf,
+                               errcap);
+                if (rc) return rc;
+            }
+        }
+    }
+    if (in_tok) {
+        rc = put_token(&k, p + tstart, len - tstart, p + eqpos, n_eq, errbuf, errcap);
+        if (rc) return rc;
+    }
+    size_t ntok = k.ntok, nt = k.nt;
+    if (ntok == 3) /* rare: only then does the number of spaces matter */
+        for (size_t i = 0; i < len; i++)
+            spaces += p[i] == ' ';
+    const char *const *tok = k.tok;
+    const size_t *tlen = k.tlen;
+    /* OpenTSDB counts words split on single spaces: "put m t v " has 4 */
+    if (ntok < 3 || (ntok == 3 && spaces < 4))
+        return put_err(errbuf, errcap, OCT_EINVAL,
+                       "not enough arguments (need least 4, got %zu)", ntok);
+
+    oct_errbuf_t eb;
     int is_ms = 0;
-    int rc = tsdb_parse_timestamp(tok[1], tlen[1], 1, &dp->pt.ts_ms, &is_ms, &eb);
+    rc = tsdb_parse_timestamp(tok[1], tlen[1], 1, &dp->pt.ts_ms, &is_ms, &eb);
     if (rc == 0) {
         rc = tsdb_parse_value(tok[2], tlen[2], &dp->pt, &eb);
         if (rc == OCT_EINVAL) {
@@ -304,16 +379,60 @@ static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf
                      (int)(tlen[0] > 200 ? 200 : tlen[0]), tok[0], (int)tlen[1], tok[1]);
         }
     }
-    if (rc < 0) {
-        s->n_tags = tag0;
-        put_fail(s, out, rc, eb.msg);
+    if (rc < 0) return put_err(errbuf, errcap, rc, "%s", eb.msg);
+    dp->metric = oct_slice(tok[0], tlen[0]);
+    dp->tags = tags;
+    dp->n_tags = nt / 2;
+    dp->ts_is_ms = (uint8_t)is_ms;
+    return 0;
+}
+
+int telnet_parse_put(const char *line, size_t len, tsdb_dp_t *dp, oct_slice_t *tags,
+                     size_t max_tags, char *errbuf, size_t errcap)
+{
+    if (errbuf && errcap) errbuf[0] = '\0';
+    size_t a = 0;
+    while (a < len && line[a] == ' ')
+        a++;
+    if (len - a < 3 || memcmp(line + a, "put", 3) != 0 || (len - a > 3 && line[a + 3] != ' '))
+        return put_err(errbuf, errcap, OCT_EINVAL, "not a put line");
+    return parse_put_args(line + a + 3, len - a - 3, dp, tags, max_tags, errbuf, errcap);
+}
+
+/* 'args' is the line after "put" (starting at a space or its end). */
+static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf_t *out)
+{
+    char msg[OCT_ERRBUF_SIZE + 64];
+
+    if (!s->dps) batch_alloc(s);
+    if (len > BATCH_ARENA_BYTES) {
+        put_fail(s, out, OCT_EINVAL, "line too long");
         return;
     }
-    dp->metric = oct_slice(tok[0], tlen[0]);
-    dp->n_tags = (s->n_tags - tag0) / 2;
-    dp->ts_is_ms = (uint8_t)is_ms;
+    if (s->n_dps == BATCH_MAX_POINTS || s->arena_len + len > BATCH_ARENA_BYTES)
+        telnet_flush(s, out);
+    /* a tag takes at least 4 bytes ("k=v "): this many slices always fit */
+    size_t need = s->n_tags + len / 2 + 2;
+    if (need > s->cap_tags) {
+        while (s->cap_tags < need)
+            s->cap_tags *= 2;
+        s->tags = xrealloc(s->tags, s->cap_tags * sizeof(*s->tags));
+    }
+
+    /* the transport reuses its buffer after this call: keep a copy */
+    char *p = s->arena + s->arena_len;
+    memcpy(p, args, len);
+
+    tsdb_dp_t *dp = &s->dps[s->n_dps];
+    int rc = parse_put_args(p, len, dp, s->tags + s->n_tags, s->cap_tags - s->n_tags, msg,
+                            sizeof msg);
+    if (rc < 0) {
+        put_fail(s, out, rc, msg);
+        return;
+    }
     dp->tags = NULL; /* set at flush: the slice array may move until then */
-    s->tag_first[s->n_dps] = tag0;
+    s->tag_first[s->n_dps] = s->n_tags;
+    s->n_tags += 2 * dp->n_tags;
     s->n_dps++;
     s->arena_len += len;
 }
@@ -405,6 +524,13 @@ telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, o
 
     /* every other reply follows the replies of the puts before it */
     telnet_flush(s, out);
+    if (s->auth) {
+        auth_telnet_t g = auth_telnet_line(s->auth, &s->role, &s->auth_failures, w, wn, line + b,
+                                           len - b, out);
+        s->allow_put = s->role == AUTH_ROLE_RW && t->mode != TSD_MODE_RO;
+        if (g == AUTH_TELNET_CLOSE) return TELNET_CLOSE;
+        if (g == AUTH_TELNET_DONE) return TELNET_CONTINUE;
+    }
     if (word_is(w, wn, "version")) {
         do_version(out, t);
     } else if (word_is(w, wn, "stats")) {

@@ -17,6 +17,7 @@
 #include "tsdb/write.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,10 +63,41 @@ uint64_t tw_hash_bytes(const void *data, size_t n, uint64_t seed)
     return tw_mix(h ^ v ^ 0xE7037ED1A0B428DBull, 0x8EBC6AF09C88C6E3ull);
 }
 
+/* Up to 8 bytes of p[0..n) as one word, without reading past the end
+ * (wyhash's trick: two overlapping loads for 4..8 bytes). */
+static inline uint64_t tw_tail(const uint8_t *p, size_t n)
+{
+    uint32_t a, b;
+    if (n >= 4) {
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        return (uint64_t)a << 32 | b;
+    }
+    if (n == 0) return 0;
+    return (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
+}
+
+static inline uint64_t tw_absorb(uint64_t h, const uint8_t *p, size_t n, uint64_t k)
+{
+    while (n > 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        h = tw_mix(h ^ v, k);
+        p += 8;
+        n -= 8;
+    }
+    return tw_mix(h ^ tw_tail(p, n), k ^ 0x589965CC75374CC3ull);
+}
+
+/* One tag pair in one pass: both lengths go in first, so the boundary
+ * between key and value is unambiguous. Short names (the common case) cost
+ * three multiplications. */
 static inline uint64_t tw_pair_hash(const void *k, size_t kl, const void *v, size_t vl)
 {
-    return tw_mix(tw_hash_bytes(k, kl, 0x243F6A8885A308D3ull),
-                  tw_hash_bytes(v, vl, 0x13198A2E03707344ull) | 1);
+    uint64_t h = 0x243F6A8885A308D3ull ^ (((uint64_t)kl << 32 | vl) * 0x9E3779B97F4A7C15ull);
+    h = tw_absorb(h, k, kl, 0xA0761D6478BD642Full);
+    h = tw_absorb(h, v, vl, 0xE7037ED1A0B428DBull);
+    return tw_mix(h, 0x8EBC6AF09C88C6E3ull) | 1;
 }
 
 /* Order-independent: the metric's hash plus the sum of the pairs' hashes. */
@@ -87,9 +119,26 @@ static uint64_t tw_series_text_hash(const tw_series_t *s)
     return h ? h : 1;
 }
 
+/* Equality of two short byte strings without a call: names are mostly
+ * under 16 bytes, where memcmp's call and dispatch cost more than the
+ * comparison (tw_tail covers every byte of up to 8). */
+static inline int tw_bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    while (n > 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+    return tw_tail(a, n) == tw_tail(b, n);
+}
+
 static inline int sl_eq(const char *a, size_t al, oct_slice_t b)
 {
-    return al == b.len && memcmp(a, b.ptr, al) == 0;
+    return al == b.len && tw_bytes_eq((const uint8_t *)a, b.ptr, al);
 }
 
 /* Does the put's text name series s? Each put pair must match a distinct pair
@@ -158,11 +207,48 @@ static inline uint64_t map_key(const tw_map_t *m, const tw_series_t *s)
     return m->by_tsuid ? s->tsuid_hash : s->hash;
 }
 
+/* A slot holds the series pointer with 16 bits of its key's hash in the
+ * pointer's unused top bits, so a probe rejects a different series without
+ * touching it (each series is a cache miss of its own). Tag 0 means "no
+ * tag": such a slot is always checked in full. Only where user-space
+ * pointers are known to fit in 48 bits. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define TW_TAGGED 1
+#else
+#define TW_TAGGED 0
+#endif
+#define TW_PTR_MASK ((UINT64_C(1) << 48) - 1)
+
+static inline uintptr_t slot_tag(uint64_t h)
+{
+    /* bits 42..57: the index uses the low bits, the shard the top six */
+    return TW_TAGGED ? (uintptr_t)((h >> 42) & 0xFFFF) : 0;
+}
+
+static inline tw_series_t *slot_make(tw_series_t *s, uint64_t h)
+{
+    uintptr_t v = (uintptr_t)s;
+    if (TW_TAGGED && !(v >> 48)) v |= slot_tag(h) << 48;
+    return (tw_series_t *)v;
+}
+
+static inline tw_series_t *slot_ptr(const tw_series_t *v)
+{
+    return (tw_series_t *)(TW_TAGGED ? (uintptr_t)v & TW_PTR_MASK : (uintptr_t)v);
+}
+
+/* 0 when the slot's tag rules out hash h. */
+static inline int slot_may_be(const tw_series_t *v, uint64_t h)
+{
+    uintptr_t t = TW_TAGGED ? (uintptr_t)v >> 48 : 0;
+    return !t || t == slot_tag(h);
+}
+
 static void tab_put(tw_tab_t *t, uint64_t h, tw_series_t *s)
 {
     size_t i = (size_t)h & t->mask;
     while (atomic_load_explicit(&t->slots[i], memory_order_relaxed)) i = (i + 1) & t->mask;
-    atomic_store_explicit(&t->slots[i], s, memory_order_release);
+    atomic_store_explicit(&t->slots[i], slot_make(s, h), memory_order_release);
 }
 
 /* Inserts s (its key must be absent). Caller holds nothing. */
@@ -177,7 +263,7 @@ static void map_insert(tw_map_t *m, tw_series_t *s)
          * that existed; the old one is retired, not freed, until close. */
         tw_tab_t *nt = tab_new((t->mask + 1) * 2);
         for (size_t i = 0; i <= t->mask; i++) {
-            tw_series_t *x = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+            tw_series_t *x = slot_ptr(atomic_load_explicit(&t->slots[i], memory_order_relaxed));
             if (x) tab_put(nt, map_key(m, x), x);
         }
         atomic_store_explicit(&sh->tab, nt, memory_order_release);
@@ -194,8 +280,10 @@ static tw_series_t *map_find_text(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp)
 {
     tw_tab_t *t = atomic_load_explicit(&m->sh[h >> 58].tab, memory_order_acquire);
     for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
-        tw_series_t *s = atomic_load_explicit(&t->slots[i], memory_order_acquire);
-        if (!s) return NULL;
+        tw_series_t *v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!v) return NULL;
+        if (!slot_may_be(v, h)) continue;
+        tw_series_t *s = slot_ptr(v);
         if (s->hash == h && tw_text_matches(s, dp)) return s;
     }
 }
@@ -205,8 +293,10 @@ tw_series_t *tw_map_find_tsuid(tw_map_t *m, const uint8_t *tsuid, size_t len)
     uint64_t h = tw_hash_bytes(tsuid, len, 0x452821E638D01377ull);
     tw_tab_t *t = atomic_load_explicit(&m->sh[h >> 58].tab, memory_order_acquire);
     for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
-        tw_series_t *s = atomic_load_explicit(&t->slots[i], memory_order_acquire);
-        if (!s) return NULL;
+        tw_series_t *v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!v) return NULL;
+        if (!slot_may_be(v, h)) continue;
+        tw_series_t *s = slot_ptr(v);
         if (s->tsuid_hash == h && s->tsuid_len == len && !memcmp(s->tsuid, tsuid, len)) return s;
     }
 }
@@ -244,7 +334,16 @@ static int tag_uid_cmp(const void *a, const void *b)
 static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t muid,
                                  const codec_tag_uid_t *tags, const tw_kv_t *kv, size_t n)
 {
-    tw_series_t *s = xcalloc(1, sizeof *s);
+    /* The text key and its pairs live right after the struct, in the same
+     * allocation: the lookup touches them on every put, and adjacent lines
+     * are one prefetch away (put_chunk). */
+    size_t tlen = 0;
+    if (kv) {
+        tlen = metric.len + 1;
+        for (size_t i = 0; i < n; i++) tlen += kv[i].k.len + kv[i].v.len;
+    }
+    size_t pairs_sz = kv ? (n ? n : 1) * sizeof(tw_pair_t) : 0;
+    tw_series_t *s = xcalloc(1, sizeof *s + pairs_sz + tlen);
     pthread_mutex_init(&s->mu, NULL);
     s->metric = muid;
     s->n_tags = (uint16_t)n;
@@ -262,10 +361,8 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
     s->tsuid_len = (uint8_t)tl;
     s->tsuid_hash = tw_hash_bytes(s->tsuid, tl, 0x452821E638D01377ull);
     if (kv) {
-        size_t len = metric.len;
-        for (size_t i = 0; i < n; i++) len += kv[i].k.len + kv[i].v.len;
-        s->text = xmalloc(len + 1);
-        s->pairs = xmalloc((n ? n : 1) * sizeof *s->pairs);
+        s->pairs = (tw_pair_t *)(s + 1);
+        s->text = (char *)(s + 1) + pairs_sz;
         memcpy(s->text, metric.ptr, metric.len);
         s->mlen = (uint32_t)metric.len;
         size_t off = metric.len;
@@ -292,8 +389,7 @@ static void series_free(tw_series_t *s)
     }
     free(s->b);
     free(s->tags);
-    free(s->text);
-    free(s->pairs);
+    /* text and pairs are part of s's allocation */
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -322,10 +418,77 @@ static int series_persist(tsdb_writer_t *w, const tw_series_t *s, oct_errbuf_t *
     return store_write(w->st, STORE_TABLE_META, &op, 1, 0, eb);
 }
 
-/* The slow path: validates, resolves and creates (or finds) the series. */
-static int series_create(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **out,
-                         oct_errbuf_t *eb)
+/* Persists and registers the new series fresh[0..n) of one chunk, in one
+ * store write, and replaces each by the series the put must use: itself,
+ * one registered meanwhile (or earlier in fresh) with the same TSUID (the
+ * duplicate is freed), or NULL if the store write failed (its message in
+ * eb, return value < 0). The series text -> TSUID mapping is a function, so
+ * the TSUID decides identity. */
+static int series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf_t *eb)
 {
+    static const uint8_t ver = 1;
+    store_op_t ops_stack[64];
+    uint8_t new_stack[64];
+    store_op_t *ops = n <= 64 ? ops_stack : xmalloc(n * sizeof *ops);
+    uint8_t *is_new = n <= 64 ? new_stack : xmalloc(n);
+    size_t nops = 0;
+    pthread_mutex_lock(&w->create_mu);
+    for (size_t i = 0; i < n; i++) {
+        tw_series_t *s = fresh[i];
+        tw_series_t *have = tw_map_find_tsuid(&w->by_tsuid, s->tsuid, s->tsuid_len);
+        for (size_t j = 0; !have && j < i; j++) {
+            tw_series_t *o = fresh[j];
+            if (o->tsuid_hash == s->tsuid_hash && o->tsuid_len == s->tsuid_len &&
+                !memcmp(o->tsuid, s->tsuid, s->tsuid_len))
+                have = o;
+        }
+        is_new[i] = !have;
+        if (have) {
+            series_free(s);
+            fresh[i] = have;
+            continue;
+        }
+        store_op_t op = {STORE_OP_PUT,
+                         oct_slice(s->tsuid, w->uid_w[CODEC_UID_METRIC]),
+                         {oct_slice(s->tsuid, s->tsuid_len), oct_slice_str("name"),
+                          oct_slice_str(TW_META_QUAL), oct_slice(&ver, 1)}};
+        ops[nops++] = op;
+    }
+    int rc = nops ? store_write(w->st, STORE_TABLE_META, ops, nops, 0, eb) : 0;
+    size_t created = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_new[i]) continue;
+        tw_series_t *s = fresh[i];
+        if (rc) {
+            /* every point naming it fails, duplicates of it included */
+            for (size_t j = i + 1; j < n; j++)
+                if (fresh[j] == s) fresh[j] = NULL;
+            series_free(s);
+            fresh[i] = NULL;
+            continue;
+        }
+        series_register(w, s);
+        created++;
+    }
+    pthread_mutex_unlock(&w->create_mu);
+    if (created) {
+        atomic_fetch_add_explicit(&w->series_created, created, memory_order_relaxed);
+        for (size_t i = 0; i < n; i++)
+            if (is_new[i]) tw_meta_new_series(w, fresh[i]);
+    }
+    if (ops != ops_stack) free(ops);
+    if (is_new != new_stack) free(is_new);
+    return rc;
+}
+
+/* The slow path: validates and resolves the put's series. *out is either a
+ * known series (*fresh = 0) or a new one, allocated but neither persisted
+ * nor registered (*fresh = 1): put_chunk persists the new series of a whole
+ * chunk in one store write (series_commit). */
+static int series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **out, int *fresh,
+                          oct_errbuf_t *eb)
+{
+    *fresh = 0;
     size_t n = dp->n_tags;
     tw_kv_t stack_kv[16];
     tw_kv_t *kv = n <= 16 ? stack_kv : xmalloc(n * sizeof *kv);
@@ -405,26 +568,8 @@ static int series_create(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **ou
     /* The text key keeps kv's order; the TSUID wants tagk UID order. */
     qsort(tags, m, sizeof *tags, tag_uid_cmp);
     s = series_alloc(w, dp->metric, muid, tags, kv, m);
-    pthread_mutex_lock(&w->create_mu);
-    tw_series_t *have = map_find_text(&w->by_text, s->hash, &norm);
-    if (!have) have = tw_map_find_tsuid(&w->by_tsuid, s->tsuid, s->tsuid_len);
-    if (have) {
-        pthread_mutex_unlock(&w->create_mu);
-        series_free(s);
-        *out = have;
-        goto out;
-    }
-    rc = series_persist(w, s, eb);
-    if (rc) {
-        pthread_mutex_unlock(&w->create_mu);
-        series_free(s);
-        goto out;
-    }
-    series_register(w, s);
-    pthread_mutex_unlock(&w->create_mu);
-    atomic_fetch_add_explicit(&w->series_created, 1, memory_order_relaxed);
-    tw_meta_new_series(w, s);
     *out = s;
+    *fresh = 1;
 out:
     if (kv != stack_kv) free(kv);
     if (tags && tags != stack_t) free(tags);
@@ -745,23 +890,71 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
 {
     tw_series_t *ser[TW_CHUNK];
     uint8_t rec[TSDB_WAL_REC_HDR + 10 + TW_CHUNK * TW_PT_MAX];
+    uint64_t hs[TW_CHUNK];
     size_t acc = 0, rej = 0;
+    /* The lookups go in three passes over the chunk so that the cache misses
+     * of different points overlap instead of queueing one after another:
+     * hash every point and prefetch its home slot; prefetch the series each
+     * home slot names (its struct and the text key after it); then probe. */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = tw_text_hash(&dps[i]);
+        hs[i] = h;
+        tw_tab_t *t = atomic_load_explicit(&w->by_text.sh[h >> 58].tab, memory_order_acquire);
+        __builtin_prefetch(&t->slots[(size_t)h & t->mask]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = hs[i];
+        tw_tab_t *t = atomic_load_explicit(&w->by_text.sh[h >> 58].tab, memory_order_acquire);
+        tw_series_t *v = atomic_load_explicit(&t->slots[(size_t)h & t->mask], memory_order_acquire);
+        if (!v || !slot_may_be(v, h)) continue;
+        const char *p = (const char *)slot_ptr(v);
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + offsetof(tw_series_t, n_tags));
+        __builtin_prefetch(p + offsetof(tw_series_t, text));
+        for (size_t off = 0; off < 256; off += 64)
+            __builtin_prefetch(p + sizeof(tw_series_t) + off);
+    }
+    /* New series are collected and persisted together (one store write
+     * per chunk, not per series); fi[i] is point i's entry in fresh. */
+    tw_series_t *fresh[TW_CHUNK];
+    uint16_t fi[TW_CHUNK];
+    size_t nfresh = 0;
     for (size_t i = 0; i < n; i++) {
         const tsdb_dp_t *dp = &dps[i];
-        tw_series_t *s = map_find_text(&w->by_text, tw_text_hash(dp), dp);
+        tw_series_t *s = map_find_text(&w->by_text, hs[i], dp);
+        fi[i] = UINT16_MAX;
         if (!s) {
             oct_errbuf_t e;
             e.msg[0] = 0;
-            int rc = series_create(w, dp, &s, &e);
+            int is_fresh;
+            int rc = series_prepare(w, dp, &s, &is_fresh, &e);
             if (rc) {
                 s = NULL;
                 rej++;
                 if (on_error) on_error(ctx, base_index + i, rc, e.msg);
+            } else if (is_fresh) {
+                fi[i] = (uint16_t)nfresh;
+                fresh[nfresh++] = s;
+                s = NULL; /* resolved below */
             }
         }
         ser[i] = s;
-        acc += s != NULL;
     }
+    if (nfresh) {
+        oct_errbuf_t e;
+        e.msg[0] = 0;
+        int rc = series_commit(w, fresh, nfresh, &e);
+        for (size_t i = 0; i < n; i++) {
+            if (fi[i] == UINT16_MAX) continue;
+            ser[i] = fresh[fi[i]];
+            if (!ser[i]) {
+                rej++;
+                if (on_error) on_error(ctx, base_index + i, rc, e.msg);
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        acc += ser[i] != NULL;
     if (rej) atomic_fetch_add_explicit(&w->points_rejected, rej, memory_order_relaxed);
     if (!acc) return 0;
 

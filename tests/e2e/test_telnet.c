@@ -191,7 +191,9 @@ static void commands(void **state)
 {
     (void)state;
     static tu_tsd_t t; /* static: the teardown reaches it after a failed assertion */
-    start(&t, NULL);
+    /* diediedie is off unless enabled (docs/reliability.md, "Access") */
+    const char *const extra[] = {"--set", "tsd.core.enable_diediedie=true", NULL};
+    start(&t, extra);
     int fd = tu_connect(t.port);
     assert_true(fd >= 0);
 
@@ -259,7 +261,8 @@ static void diediedie_stops_the_daemon(void **state)
 {
     (void)state;
     static tu_tsd_t t; /* static: the teardown reaches it after a failed assertion */
-    start(&t, NULL);
+    const char *const extra[] = {"--set", "tsd.core.enable_diediedie=true", NULL};
+    start(&t, extra);
     int fd = tu_connect(t.port);
     assert_true(fd >= 0);
     assert_int_equal(tu_send_all(fd, "diediedie\n", 10), 0);

@@ -1,0 +1,96 @@
+/* auth.h -- optional authentication of HTTP requests and telnet sessions:
+ * bearer tokens and Basic credentials from a file, with read-only (ro) and
+ * read-write (rw) roles. Off by default (OpenTSDB 2.4 has none).
+ *
+ * Turned on by tsd.core.authentication.enable=true; the credentials come
+ * from tsd.core.authentication.credentials_file, one per line:
+ *
+ *     # comment
+ *     token <digest> <ro|rw>
+ *     basic <user> <digest> <ro|rw>
+ *
+ * where <digest> is the lower- or upper-case hex SHA-256 of the secret
+ * (`printf %s "$secret" | sha256sum`), optionally written "sha256:<hex>",
+ * or "sha256:<salt>:<hex>" for SHA-256(salt || secret). Only digests are
+ * held in memory; every check hashes the presented secret and compares all
+ * credentials in constant time.
+ *
+ * HTTP: "Authorization: Bearer <token>" or "Basic <base64(user:password)>".
+ * Telnet: `auth <token>` or `auth <user> <password>`; until then only
+ * `auth`, `version` (tcollector's health probe) and `exit` are served.
+ * A read-only credential may not write (put, uid assignment, annotations,
+ * meta changes, query deletes, dropcaches, diediedie).
+ *
+ * Threads: a loaded auth_t is immutable and may be shared by all threads. */
+#ifndef OCT_SERVER_AUTH_H
+#define OCT_SERVER_AUTH_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "common/strbuf.h"
+#include "server/http.h"
+#include "server/tsd.h"
+
+typedef enum { AUTH_ROLE_NONE = 0, AUTH_ROLE_RO = 1, AUTH_ROLE_RW = 2 } auth_role_t;
+
+typedef struct auth auth_t;
+
+/* Parses a credentials file's text. Returns 0 and *out (caller frees with
+ * auth_free), or OCT_ECONFIG with "line <n>: <reason>" in eb. */
+OCT_MUST_CHECK int auth_parse(const char *text, size_t len, auth_t **out, oct_errbuf_t *eb);
+
+/* Reads and parses the file at path. Returns 0, -errno (unreadable), or
+ * OCT_ECONFIG ("<path>:<line>: <reason>"). */
+OCT_MUST_CHECK int auth_load(const char *path, auth_t **out, oct_errbuf_t *eb);
+
+void auth_free(auth_t *a);
+
+/* Number of credentials held. */
+size_t auth_count(const auth_t *a);
+
+/* The role of a bearer token, or AUTH_ROLE_NONE. */
+auth_role_t auth_check_token(const auth_t *a, const char *tok, size_t len);
+
+/* The role of a user/password pair, or AUTH_ROLE_NONE. */
+auth_role_t auth_check_basic(const auth_t *a, const char *user, size_t ulen, const char *pw,
+                             size_t plen);
+
+/* The role an Authorization header value grants ("Bearer x" / "Basic b64",
+ * scheme case-insensitive); AUTH_ROLE_NONE for NULL or anything invalid. */
+auth_role_t auth_check_header(const auth_t *a, const char *value);
+
+/* The daemon's credentials: NULL when authentication is off. Loaded from
+ * tsd->cfg on the first call and kept for the life of the process (one TSD
+ * per process). If the file is missing or invalid the error is logged and
+ * an empty set is used, so that every request is refused (fail closed).
+ * Any thread. */
+const auth_t *auth_for(const tsd_ctx_t *tsd);
+
+/* The HTTP gate, run before routing. Returns 0 with *role set (AUTH_ROLE_RW
+ * when authentication is off), or -1 after filling resp with a 401
+ * (OpenTSDB's error JSON plus WWW-Authenticate challenges). */
+int auth_http(const tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp,
+              auth_role_t *role);
+
+/* Fills resp with the 403 a read-only credential gets on a write. */
+void auth_http_forbidden(http_response_t *resp);
+
+typedef enum {
+    AUTH_TELNET_PASS = 0, /* run the command */
+    AUTH_TELNET_DONE,     /* answered (auth, or refused): nothing more to do */
+    AUTH_TELNET_CLOSE,    /* answered; close the connection (too many failures) */
+} auth_telnet_t;
+
+/* Failed `auth` attempts after which a telnet connection is closed. */
+#define AUTH_TELNET_MAX_FAILURES 3
+
+/* The telnet gate for one command line of a session (call only when
+ * auth_for() is non-NULL). cmd/cmd_len is the command word, args the rest
+ * of the line. Handles `auth` (sets *role, counts *failures), refuses what
+ * *role may not run with an error line in out, passes the rest. */
+auth_telnet_t auth_telnet_line(const auth_t *a, auth_role_t *role, unsigned *failures,
+                               const char *cmd, size_t cmd_len, const char *args, size_t args_len,
+                               oct_strbuf_t *out);
+
+#endif
