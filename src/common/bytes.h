@@ -72,12 +72,14 @@ static inline uint64_t oct_get_be64(const uint8_t *p)
 /* Big-endian unsigned integer of 'w' bytes (1..8). */
 static inline void oct_put_be_n(uint8_t *p, uint64_t v, unsigned w)
 {
-    for (unsigned i = 0; i < w; i++) p[w - 1 - i] = (uint8_t)(v >> (8 * i));
+    for (unsigned i = 0; i < w; i++)
+        p[w - 1 - i] = (uint8_t)(v >> (8 * i));
 }
 static inline uint64_t oct_get_be_n(const uint8_t *p, unsigned w)
 {
     uint64_t v = 0;
-    for (unsigned i = 0; i < w; i++) v = v << 8 | p[i];
+    for (unsigned i = 0; i < w; i++)
+        v = v << 8 | p[i];
     return v;
 }
 

@@ -27,7 +27,7 @@ struct json_arena_block {
 };
 
 #define JSON_ARENA_DEFAULT_BLOCK (64 * 1024)
-#define JSON_ALIGN _Alignof(max_align_t)
+#define JSON_ALIGN               _Alignof(max_align_t)
 
 void *json_arena_alloc(json_arena_t *a, size_t n)
 {
@@ -110,7 +110,8 @@ static int jp_fail(jp_t *j, const char *why)
 static inline void jp_ws(jp_t *j)
 {
     const char *p = j->p, *e = j->end;
-    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
     j->p = p;
 }
 
@@ -216,14 +217,30 @@ static long jp_unescape(jp_t *j, const char *raw, size_t n, char *out)
         char c = *p++; /* the scan guaranteed a byte after '\\' */
         char d;
         switch (c) {
-        case '"': d = '"'; break;
-        case '\\': d = '\\'; break;
-        case '/': d = '/'; break;
-        case 'b': d = '\b'; break;
-        case 'f': d = '\f'; break;
-        case 'n': d = '\n'; break;
-        case 'r': d = '\r'; break;
-        case 't': d = '\t'; break;
+        case '"':
+            d = '"';
+            break;
+        case '\\':
+            d = '\\';
+            break;
+        case '/':
+            d = '/';
+            break;
+        case 'b':
+            d = '\b';
+            break;
+        case 'f':
+            d = '\f';
+            break;
+        case 'n':
+            d = '\n';
+            break;
+        case 'r':
+            d = '\r';
+            break;
+        case 't':
+            d = '\t';
+            break;
         case 'u': {
             uint32_t cp;
             if (read_u4(p, e, &cp)) goto bad_u;
@@ -266,7 +283,8 @@ static int jp_string(jp_t *j, const char **str, size_t *len, int *escaped)
     int esc = 0;
     for (;;) {
         /* fast path over plain ASCII */
-        while (p < e && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80) p++;
+        while (p < e && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80)
+            p++;
         if (p >= e) {
             j->p = (const char *)p;
             return jp_fail(j, "unterminated string");
@@ -315,7 +333,8 @@ static int jp_string(jp_t *j, const char **str, size_t *len, int *escaped)
 
 static int jp_literal(jp_t *j, const char *lit, size_t n)
 {
-    if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0) return jp_fail(j, "invalid literal");
+    if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
+        return jp_fail(j, "invalid literal");
     j->p += n;
     return 0;
 }
@@ -341,7 +360,8 @@ static int jp_number(jp_t *j, json_value_t *v)
     if (*p == '0') {
         p++;
     } else {
-        while (p < e && *p >= '0' && *p <= '9') p++;
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
     }
     if (p < e && *p == '.') {
         integer = 0;
@@ -350,7 +370,8 @@ static int jp_number(jp_t *j, json_value_t *v)
             j->p = p;
             return jp_fail(j, "invalid number");
         }
-        while (p < e && *p >= '0' && *p <= '9') p++;
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
     }
     if (p < e && (*p == 'e' || *p == 'E')) {
         integer = 0;
@@ -360,7 +381,8 @@ static int jp_number(jp_t *j, json_value_t *v)
             j->p = p;
             return jp_fail(j, "invalid number");
         }
-        while (p < e && *p >= '0' && *p <= '9') p++;
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
     }
     v->type = JSON_NUMBER;
     v->flags = integer ? JSON_F_INTEGER : 0;
@@ -676,10 +698,22 @@ static void jw_close(json_writer_t *w, char c)
     w->depth--;
 }
 
-void json_w_obj_begin(json_writer_t *w) { jw_open(w, '{'); }
-void json_w_obj_end(json_writer_t *w) { jw_close(w, '}'); }
-void json_w_arr_begin(json_writer_t *w) { jw_open(w, '['); }
-void json_w_arr_end(json_writer_t *w) { jw_close(w, ']'); }
+void json_w_obj_begin(json_writer_t *w)
+{
+    jw_open(w, '{');
+}
+void json_w_obj_end(json_writer_t *w)
+{
+    jw_close(w, '}');
+}
+void json_w_arr_begin(json_writer_t *w)
+{
+    jw_open(w, '[');
+}
+void json_w_arr_end(json_writer_t *w)
+{
+    jw_close(w, ']');
+}
 
 void json_w_keyn(json_writer_t *w, const char *key, size_t n)
 {
@@ -689,7 +723,10 @@ void json_w_keyn(json_writer_t *w, const char *key, size_t n)
     w->after_key = 1;
 }
 
-void json_w_key(json_writer_t *w, const char *key) { json_w_keyn(w, key, strlen(key)); }
+void json_w_key(json_writer_t *w, const char *key)
+{
+    json_w_keyn(w, key, strlen(key));
+}
 
 void json_w_strn(json_writer_t *w, const char *s, size_t n)
 {
@@ -754,19 +791,28 @@ void json_w_raw(json_writer_t *w, const char *json, size_t n)
 void json_w_value(json_writer_t *w, const json_value_t *v)
 {
     switch ((json_type_t)v->type) {
-    case JSON_NULL: json_w_null(w); break;
-    case JSON_FALSE: json_w_bool(w, 0); break;
-    case JSON_TRUE: json_w_bool(w, 1); break;
+    case JSON_NULL:
+        json_w_null(w);
+        break;
+    case JSON_FALSE:
+        json_w_bool(w, 0);
+        break;
+    case JSON_TRUE:
+        json_w_bool(w, 1);
+        break;
     case JSON_NUMBER:
         if (v->flags & JSON_F_NONFINITE)
             json_w_strn(w, v->str, v->len);
         else
             json_w_raw(w, v->str, v->len);
         break;
-    case JSON_STRING: json_w_strn(w, v->str, v->len); break;
+    case JSON_STRING:
+        json_w_strn(w, v->str, v->len);
+        break;
     case JSON_ARRAY:
         json_w_arr_begin(w);
-        for (const json_value_t *c = v->child; c; c = c->next) json_w_value(w, c);
+        for (const json_value_t *c = v->child; c; c = c->next)
+            json_w_value(w, c);
         json_w_arr_end(w);
         break;
     case JSON_OBJECT:

@@ -37,12 +37,15 @@
 /* A bump allocator: blocks chained, freed all at once. Aborts on OOM. */
 typedef struct json_arena_block json_arena_block_t;
 typedef struct {
-    json_arena_block_t *head;   /* current block (first in chain) */
-    size_t block_size;          /* default size of new blocks */
-    size_t bytes;               /* bytes handed out since the last reset */
+    json_arena_block_t *head; /* current block (first in chain) */
+    size_t block_size;        /* default size of new blocks */
+    size_t bytes;             /* bytes handed out since the last reset */
 } json_arena_t;
 
-#define JSON_ARENA_INIT {0}
+#define JSON_ARENA_INIT                                                                            \
+    {                                                                                              \
+        0                                                                                          \
+    }
 /* Memory of n bytes aligned for any type; valid until reset/free. */
 void *json_arena_alloc(json_arena_t *a, size_t n);
 /* Copy of p[0..n) plus a NUL. */
@@ -71,12 +74,12 @@ enum {
 
 typedef struct json_value json_value_t;
 struct json_value {
-    uint8_t type;        /* json_type_t */
-    uint8_t flags;       /* JSON_F_* */
-    uint32_t n;          /* array: elements; object: members */
-    const char *str;     /* number text or string bytes (not NUL-terminated in general) */
+    uint8_t type;    /* json_type_t */
+    uint8_t flags;   /* JSON_F_* */
+    uint32_t n;      /* array: elements; object: members */
+    const char *str; /* number text or string bytes (not NUL-terminated in general) */
     size_t len;
-    const char *key;     /* member key when inside an object (decoded), else NULL */
+    const char *key; /* member key when inside an object (decoded), else NULL */
     size_t key_len;
     json_value_t *child; /* first element / member */
     json_value_t *next;  /* next sibling */
@@ -149,7 +152,7 @@ void json_w_arr_begin(json_writer_t *w);
 void json_w_arr_end(json_writer_t *w);
 void json_w_key(json_writer_t *w, const char *key);
 void json_w_keyn(json_writer_t *w, const char *key, size_t n);
-void json_w_str(json_writer_t *w, const char *s);          /* NULL writes null */
+void json_w_str(json_writer_t *w, const char *s); /* NULL writes null */
 void json_w_strn(json_writer_t *w, const char *s, size_t n);
 void json_w_int(json_writer_t *w, int64_t v);
 void json_w_uint(json_writer_t *w, uint64_t v);

@@ -41,10 +41,10 @@ void oct_vlog(oct_log_level_t level, const char *component, const char *fmt, va_
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, oct_log_names[level],
-                     component ? component : "octsdb");
+    int n = snprintf(line, sizeof line,
+                     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     ts.tv_nsec / 1000000, oct_log_names[level], component ? component : "octsdb");
     if (n < 0) n = 0;
     size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
     int m = vsnprintf(line + len, sizeof line - len, fmt, ap);
@@ -52,8 +52,8 @@ void oct_vlog(oct_log_level_t level, const char *component, const char *fmt, va_
         size_t start = len;
         len += (size_t)m < sizeof line - len ? (size_t)m : sizeof line - len - 1;
         /* Libraries (libmicrohttpd) end their messages in a newline. */
-        while (len > start && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
-                               line[len - 1] == ' '))
+        while (len > start &&
+               (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
             len--;
         for (size_t i = start; i < len; i++)
             if (line[i] == '\n' || line[i] == '\r') line[i] = ' ';

@@ -45,8 +45,8 @@ void oct_vlog(oct_log_level_t level, const char *component, const char *fmt, va_
     do {                                                                                           \
         if (oct_log_enabled(OCT_LOG_DEBUG)) oct_log(OCT_LOG_DEBUG, (comp), __VA_ARGS__);           \
     } while (0)
-#define oct_log_info(comp, ...) oct_log(OCT_LOG_INFO, (comp), __VA_ARGS__)
-#define oct_log_warn(comp, ...) oct_log(OCT_LOG_WARN, (comp), __VA_ARGS__)
+#define oct_log_info(comp, ...)  oct_log(OCT_LOG_INFO, (comp), __VA_ARGS__)
+#define oct_log_warn(comp, ...)  oct_log(OCT_LOG_WARN, (comp), __VA_ARGS__)
 #define oct_log_error(comp, ...) oct_log(OCT_LOG_ERROR, (comp), __VA_ARGS__)
 
 #endif

@@ -12,7 +12,8 @@ static void strbuf_reserve(oct_strbuf_t *sb, size_t extra)
 {
     if (sb->len + extra + 1 <= sb->cap) return;
     size_t cap = sb->cap ? sb->cap : 64;
-    while (cap < sb->len + extra + 1) cap *= 2;
+    while (cap < sb->len + extra + 1)
+        cap *= 2;
     sb->ptr = xrealloc(sb->ptr, cap);
     sb->cap = cap;
 }
@@ -65,11 +66,21 @@ void oct_strbuf_json_string(oct_strbuf_t *sb, const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         char esc[7];
         switch (c) {
-        case '"': oct_strbuf_append(sb, "\\\"", 2); break;
-        case '\\': oct_strbuf_append(sb, "\\\\", 2); break;
-        case '\n': oct_strbuf_append(sb, "\\n", 2); break;
-        case '\r': oct_strbuf_append(sb, "\\r", 2); break;
-        case '\t': oct_strbuf_append(sb, "\\t", 2); break;
+        case '"':
+            oct_strbuf_append(sb, "\\\"", 2);
+            break;
+        case '\\':
+            oct_strbuf_append(sb, "\\\\", 2);
+            break;
+        case '\n':
+            oct_strbuf_append(sb, "\\n", 2);
+            break;
+        case '\r':
+            oct_strbuf_append(sb, "\\r", 2);
+            break;
+        case '\t':
+            oct_strbuf_append(sb, "\\t", 2);
+            break;
         default:
             if (c < 0x20) {
                 memcpy(esc, "\\u00", 4);

@@ -11,13 +11,17 @@ typedef struct {
     size_t cap;
 } oct_strbuf_t;
 
-#define OCT_STRBUF_INIT {0}
+#define OCT_STRBUF_INIT                                                                            \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 void oct_strbuf_free(oct_strbuf_t *sb);
 void oct_strbuf_reset(oct_strbuf_t *sb);
 void oct_strbuf_append(oct_strbuf_t *sb, const void *p, size_t n);
 void oct_strbuf_puts(oct_strbuf_t *sb, const char *s);
-void oct_strbuf_printf(oct_strbuf_t *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void oct_strbuf_printf(oct_strbuf_t *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Appends s as a JSON string literal, quotes included. Bytes >= 0x80 are
  * copied as is (the input is expected to be UTF-8); controls are escaped. */
 void oct_strbuf_json_string(oct_strbuf_t *sb, const char *s, size_t n);

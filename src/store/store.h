@@ -65,10 +65,10 @@ typedef struct store store_t;
 typedef struct store_scanner store_scanner_t;
 
 typedef struct {
-    const char *dir;                              /* data dir; created if missing */
-    const char *table_names[STORE_TABLE_COUNT];   /* NULL entries take the defaults */
-    int read_only;                                /* open without the write lock */
-    size_t block_cache_mb;                        /* 0 = backend default */
+    const char *dir;                            /* data dir; created if missing */
+    const char *table_names[STORE_TABLE_COUNT]; /* NULL entries take the defaults */
+    int read_only;                              /* open without the write lock */
+    size_t block_cache_mb;                      /* 0 = backend default */
 } store_options_t;
 
 /* Defaults: "tsdb", "tsdb-uid", "tsdb-meta", "tsdb-tree", "octsdb-sys". */
@@ -97,39 +97,42 @@ typedef struct {
     size_t buf_len, buf_cap;
 } store_result_t;
 
-#define STORE_RESULT_INIT {0}
+#define STORE_RESULT_INIT                                                                          \
+    {                                                                                              \
+        0                                                                                          \
+    }
 void store_result_init(store_result_t *r);
 void store_result_reset(store_result_t *r);
 void store_result_free(store_result_t *r);
 /* Appends a copy of the cell (used by backends; also handy in tests). */
-void store_result_add(store_result_t *r, oct_slice_t row, oct_slice_t family,
-                      oct_slice_t qualifier, oct_slice_t value);
+void store_result_add(store_result_t *r, oct_slice_t row, oct_slice_t family, oct_slice_t qualifier,
+                      oct_slice_t value);
 
 typedef enum {
-    STORE_OP_PUT = 1,        /* set row/family:qualifier to value */
-    STORE_OP_DELETE_CELL,    /* remove row/family:qualifier (absent is fine) */
-    STORE_OP_DELETE_FAMILY,  /* remove every cell of row in family */
-    STORE_OP_DELETE_ROW,     /* remove every cell of row */
+    STORE_OP_PUT = 1,       /* set row/family:qualifier to value */
+    STORE_OP_DELETE_CELL,   /* remove row/family:qualifier (absent is fine) */
+    STORE_OP_DELETE_FAMILY, /* remove every cell of row in family */
+    STORE_OP_DELETE_ROW,    /* remove every cell of row */
 } store_op_kind_t;
 
 typedef struct {
     store_op_kind_t kind;
-    oct_slice_t part;        /* partition of the row */
-    store_cell_t cell;       /* value used by PUT only; qualifier by PUT/DELETE_CELL */
+    oct_slice_t part;  /* partition of the row */
+    store_cell_t cell; /* value used by PUT only; qualifier by PUT/DELETE_CELL */
 } store_op_t;
 
 typedef enum {
-    STORE_CHECK_ABSENT = 1,  /* the cell must not exist */
-    STORE_CHECK_EQUALS,      /* the cell must exist with exactly this value */
+    STORE_CHECK_ABSENT = 1, /* the cell must not exist */
+    STORE_CHECK_EQUALS,     /* the cell must exist with exactly this value */
 } store_check_kind_t;
 
 typedef struct {
     store_check_kind_t kind;
-    store_cell_t cell;       /* value used by EQUALS only */
+    store_cell_t cell; /* value used by EQUALS only */
 } store_check_t;
 
 enum {
-    STORE_SYNC = 1u << 0,    /* durable on stable storage before returning */
+    STORE_SYNC = 1u << 0, /* durable on stable storage before returning */
 };
 
 /* Opens (creating if needed) the store in opts->dir; every table exists after
@@ -161,9 +164,8 @@ typedef struct {
 /* store_get for n rows, in the order given, into one result. Returns the total
  * number of cells appended or a negative error. Rows may be in different
  * partitions; the read is not a snapshot across them. */
-OCT_MUST_CHECK int store_multi_get(store_t *st, store_table_t t, const store_key_t *keys,
-                                   size_t n, oct_slice_t family, store_result_t *out,
-                                   oct_errbuf_t *eb);
+OCT_MUST_CHECK int store_multi_get(store_t *st, store_table_t t, const store_key_t *keys, size_t n,
+                                   oct_slice_t family, store_result_t *out, oct_errbuf_t *eb);
 
 /* Applies n ops in order (a later op on the same cell wins). The ops of each
  * partition are applied atomically; ops may span partitions (e.g. a flush of
@@ -217,8 +219,7 @@ void store_scan_close(store_scanner_t *sc);
  * nonzero return from cb stops the walk and is returned. */
 typedef int (*store_part_fn)(void *ctx, oct_slice_t part);
 OCT_MUST_CHECK int store_part_list(store_t *st, store_table_t t, oct_slice_t start,
-                                   oct_slice_t stop, store_part_fn cb, void *ctx,
-                                   oct_errbuf_t *eb);
+                                   oct_slice_t stop, store_part_fn cb, void *ctx, oct_errbuf_t *eb);
 
 /* Forces everything written so far onto stable storage (memtables flushed).
  * May block for a long time. */

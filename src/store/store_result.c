@@ -36,13 +36,14 @@ void store_result_free(store_result_t *r)
 /* Slices point into buf; before buf moves they are turned into offsets and
  * back into pointers after, so callers always see valid slices (and no
  * freed pointer is ever used). */
-void store_result_add(store_result_t *r, oct_slice_t row, oct_slice_t family,
-                      oct_slice_t qualifier, oct_slice_t value)
+void store_result_add(store_result_t *r, oct_slice_t row, oct_slice_t family, oct_slice_t qualifier,
+                      oct_slice_t value)
 {
     size_t need = row.len + family.len + qualifier.len + value.len;
     if (r->buf_len + need > r->buf_cap) {
         size_t cap = r->buf_cap ? r->buf_cap : 256;
-        while (cap < r->buf_len + need) cap *= 2;
+        while (cap < r->buf_len + need)
+            cap *= 2;
         size_t *offs = r->n ? xmalloc(4 * r->n * sizeof *offs) : NULL;
         for (size_t i = 0; i < r->n; i++) {
             store_cell_t *c = &r->cells[i];

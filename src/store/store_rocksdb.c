@@ -899,6 +899,8 @@ int store_part_list(store_t *st, store_table_t t, oct_slice_t start, oct_slice_t
             break;
         }
         memcpy(seek, k, (size_t)used);
+        /* store__dec returns -1 or at least 2 (the terminator pair). */
+        /* cppcheck-suppress negativeIndex */
         seek[used - 1] = 0x02; /* succ(enc(part)): the next partition */
         rc = cb(ctx, oct_slice(raw, plen));
         if (rc) break;

@@ -18,7 +18,7 @@
 #include "common/xmalloc.h"
 #include "uid/uid_cache.h"
 
-#define UID_CAS_ATTEMPTS 1000
+#define UID_CAS_ATTEMPTS    1000
 #define UID_RANDOM_ATTEMPTS 10
 
 typedef struct {
@@ -82,7 +82,8 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
 void uid_registry_close(uid_registry_t *r)
 {
     if (!r) return;
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++) uid_cache_free(r->k[k].cache);
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
+        uid_cache_free(r->k[k].cache);
     free(r->allow_special);
     free(r);
 }
@@ -94,7 +95,8 @@ unsigned uid_width(const uid_registry_t *r, codec_uid_kind_t kind)
 
 void uid_drop_caches(uid_registry_t *r)
 {
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++) uid_cache_clear(r->k[k].cache);
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
+        uid_cache_clear(r->k[k].cache);
 }
 
 static const char *uid_kind_str(const uid_kind_state_t *s)
@@ -136,8 +138,8 @@ static int uid_no_such_id(oct_errbuf_t *eb, const uid_kind_state_t *s, uint64_t 
 
 /* Reads the forward cell straight from the store (bypassing the cache).
  * Returns 1 found, 0 absent, <0 error. */
-static int uid_read_forward(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t name,
-                            uint64_t *id, oct_errbuf_t *eb)
+static int uid_read_forward(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t name, uint64_t *id,
+                            oct_errbuf_t *eb)
 {
     store_result_t res = STORE_RESULT_INIT;
     int rc = store_get_cell(r->st, STORE_TABLE_UID, s->qual, name, UID_FAM_ID, s->qual, &res, eb);
@@ -166,8 +168,7 @@ static int uid_read_reverse(uid_registry_t *r, uid_kind_state_t *s, uint64_t id,
 }
 
 /* Reads the counter: 1 and *c if present, 0 if absent (then *c = 0). */
-static int uid_read_counter(uid_registry_t *r, uid_kind_state_t *s, uint64_t *c,
-                            oct_errbuf_t *eb)
+static int uid_read_counter(uid_registry_t *r, uid_kind_state_t *s, uint64_t *c, oct_errbuf_t *eb)
 {
     store_result_t res = STORE_RESULT_INIT;
     *c = 0;
@@ -251,8 +252,10 @@ static int uid_assign_sequential(uid_registry_t *r, uid_kind_state_t *s, oct_sli
     uint64_t cand = c + 1;
     for (;;) {
         if (cand > s->max || cand == 0)
-            return oct_err(eb, OCT_EEXHAUSTED, "All Unique IDs for %s on %u bytes are already "
-                           "assigned!", uid_kind_str(s), s->width);
+            return oct_err(eb, OCT_EEXHAUSTED,
+                           "All Unique IDs for %s on %u bytes are already "
+                           "assigned!",
+                           uid_kind_str(s), s->width);
         store_result_t res = STORE_RESULT_INIT;
         int rc = uid_read_reverse(r, s, cand, &res, eb);
         store_result_free(&res);
@@ -282,8 +285,8 @@ static int uid_assign_sequential(uid_registry_t *r, uid_kind_state_t *s, oct_sli
     return rc;
 }
 
-static int uid_assign_random(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t name,
-                             uint64_t *id, oct_errbuf_t *eb)
+static int uid_assign_random(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t name, uint64_t *id,
+                             oct_errbuf_t *eb)
 {
     uint64_t cand = 0;
     while (cand == 0) {
@@ -345,8 +348,8 @@ int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *n
     return 0;
 }
 
-int uid_resolve_for_write(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name,
-                          size_t len, uint64_t *id, oct_errbuf_t *eb)
+int uid_resolve_for_write(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, size_t len,
+                          uint64_t *id, oct_errbuf_t *eb)
 {
     if (r->k[kind].auto_create) return uid_get_or_create(r, kind, name, len, id, NULL, eb);
     return uid_get_id(r, kind, name, len, id, eb);
@@ -368,9 +371,11 @@ int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name
         if (rc < 0) return rc;
         if (rc == 1) {
             char jb[64];
-            return oct_err(eb, OCT_EEXISTS, "An UID with name %.*s for %s already exists: new "
-                           "name already assigned ID=%s", (int)new_len, (const char *)new_name,
-                           uid_kind_str(s), uid_javabytes(s, other, jb, sizeof jb));
+            return oct_err(eb, OCT_EEXISTS,
+                           "An UID with name %.*s for %s already exists: new "
+                           "name already assigned ID=%s",
+                           (int)new_len, (const char *)new_name, uid_kind_str(s),
+                           uid_javabytes(s, other, jb, sizeof jb));
         }
         uint8_t idb[8];
         uid_encode(s, id, idb);
@@ -444,7 +449,8 @@ int uid_delete(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, si
  * p is all 0xFF: no upper bound). */
 static size_t uid_prefix_end(const uint8_t *p, size_t n, uint8_t *out)
 {
-    while (n > 0 && p[n - 1] == 0xFF) n--;
+    while (n > 0 && p[n - 1] == 0xFF)
+        n--;
     if (n == 0) return 0;
     memcpy(out, p, n);
     out[n - 1]++;
@@ -534,9 +540,10 @@ int uid_meta_put(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, const ui
                       meta->custom_json ? meta->custom_json : "null");
     uint8_t idb[8];
     uid_encode(s, id, idb);
-    store_op_t op = {STORE_OP_PUT, s->qual,
-                     {oct_slice(idb, s->width), UID_FAM_NAME, s->meta_qual,
-                      oct_slice(j.ptr, j.len)}};
+    store_op_t op = {
+        STORE_OP_PUT,
+        s->qual,
+        {oct_slice(idb, s->width), UID_FAM_NAME, s->meta_qual, oct_slice(j.ptr, j.len)}};
     rc = store_write(r->st, STORE_TABLE_UID, &op, 1, 0, eb);
     oct_strbuf_free(&j);
     return rc;
@@ -548,8 +555,8 @@ int uid_meta_get_json(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, sto
     uid_kind_state_t *s = &r->k[kind];
     uint8_t idb[8];
     uid_encode(s, id, idb);
-    return store_get_cell(r->st, STORE_TABLE_UID, s->qual, oct_slice(idb, s->width),
-                          UID_FAM_NAME, s->meta_qual, out, eb);
+    return store_get_cell(r->st, STORE_TABLE_UID, s->qual, oct_slice(idb, s->width), UID_FAM_NAME,
+                          s->meta_qual, out, eb);
 }
 
 /* ---- fsck ------------------------------------------------------------ */
@@ -605,13 +612,16 @@ static const uid_pair_t *uid_pairs_find(const uid_pair_t *v, size_t n, oct_slice
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        oct_slice_t k = by_id ? oct_slice(v[mid].id, v[mid].id_len)
-                              : oct_slice(v[mid].name, v[mid].name_len);
-        if (oct_slice_cmp(k, key) < 0) lo = mid + 1;
-        else hi = mid;
+        oct_slice_t k =
+            by_id ? oct_slice(v[mid].id, v[mid].id_len) : oct_slice(v[mid].name, v[mid].name_len);
+        if (oct_slice_cmp(k, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     if (lo == n) return NULL;
-    oct_slice_t k = by_id ? oct_slice(v[lo].id, v[lo].id_len) : oct_slice(v[lo].name, v[lo].name_len);
+    oct_slice_t k =
+        by_id ? oct_slice(v[lo].id, v[lo].id_len) : oct_slice(v[lo].name, v[lo].name_len);
     return oct_slice_eq(k, key) ? &v[lo] : NULL;
 }
 
@@ -625,7 +635,8 @@ static int uid_fsck_apply(uid_fsck_t *f, const store_op_t *ops, size_t n)
 static char *uid_fsck_hex(const uint8_t *b, size_t n, char *out, size_t cap)
 {
     size_t i;
-    for (i = 0; i < n && 2 * i + 2 < cap; i++) snprintf(out + 2 * i, 3, "%02X", b[i]);
+    for (i = 0; i < n && 2 * i + 2 < cap; i++)
+        snprintf(out + 2 * i, 3, "%02X", b[i]);
     out[2 * i] = '\0';
     return out;
 }
@@ -662,12 +673,12 @@ static int uid_fsck_kind(uid_fsck_t *f)
         if (is_name && oct_slice_eq(c->qualifier, s->meta_qual)) continue; /* UIDMeta */
         if ((!is_id && !is_name) || !oct_slice_eq(c->qualifier, s->qual)) {
             uid_fsck_report(f, UID_FSCK_UNKNOWN_QUALIFIER, "Unknown cell %.*s:%.*s in row %s",
-                            (int)c->family.len, (const char *)c->family.ptr,
-                            (int)c->qualifier.len, (const char *)c->qualifier.ptr,
+                            (int)c->family.len, (const char *)c->family.ptr, (int)c->qualifier.len,
+                            (const char *)c->qualifier.ptr,
                             uid_fsck_hex(c->row.ptr, c->row.len, hx, sizeof hx));
             if (o->fix && o->delete_unknown) {
-                store_op_t op = {STORE_OP_DELETE_CELL, s->qual,
-                                 {c->row, c->family, c->qualifier, {0}}};
+                store_op_t op = {
+                    STORE_OP_DELETE_CELL, s->qual, {c->row, c->family, c->qualifier, {0}}};
                 if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free;
             }
             continue;
@@ -688,16 +699,20 @@ static int uid_fsck_kind(uid_fsck_t *f)
         oct_slice_t id = is_id ? c->value : c->row;
         oct_slice_t name = is_id ? c->row : c->value;
         if (id.len != s->width) {
-            uid_fsck_report(f, UID_FSCK_BAD_WIDTH, "Invalid %s ID of length %zu (expected: %u) "
-                            "for name %.*s", uid_kind_str(s), id.len, s->width, (int)name.len,
+            uid_fsck_report(f, UID_FSCK_BAD_WIDTH,
+                            "Invalid %s ID of length %zu (expected: %u) "
+                            "for name %.*s",
+                            uid_kind_str(s), id.len, s->width, (int)name.len,
                             (const char *)name.ptr);
             continue;
         }
         uint64_t v = codec_uid_decode(id.ptr, s->width);
         if (v > max_found) max_found = v;
         uid_pair_t p = {name.ptr, name.len, id.ptr, id.len};
-        if (is_id) fwd[nf++] = p;
-        else rev[nr++] = p;
+        if (is_id)
+            fwd[nf++] = p;
+        else
+            rev[nr++] = p;
     }
     /* fwd is in name order (scan order); a copy in id order finds UIDs that
      * several names claim. rev sorted by id answers "what does id say". */
@@ -709,29 +724,32 @@ static int uid_fsck_kind(uid_fsck_t *f)
         const uid_pair_t *p = &fwd_by_id[i];
         oct_slice_t id = oct_slice(p->id, p->id_len);
         size_t j = i + 1;
-        while (j < nf && oct_slice_eq(oct_slice(fwd_by_id[j].id, fwd_by_id[j].id_len), id)) j++;
+        while (j < nf && oct_slice_eq(oct_slice(fwd_by_id[j].id, fwd_by_id[j].id_len), id))
+            j++;
         if (j - i > 1) { /* several names on one UID */
             oct_strbuf_t names = OCT_STRBUF_INIT, fixed = OCT_STRBUF_INIT;
             oct_strbuf_puts(&fixed, "fsck");
             for (size_t k = i; k < j; k++) {
-                oct_strbuf_printf(&names, "%s%.*s", k > i ? ", " : "",
-                                  (int)fwd_by_id[k].name_len, (const char *)fwd_by_id[k].name);
+                oct_strbuf_printf(&names, "%s%.*s", k > i ? ", " : "", (int)fwd_by_id[k].name_len,
+                                  (const char *)fwd_by_id[k].name);
                 oct_strbuf_printf(&fixed, ".%.*s", (int)fwd_by_id[k].name_len,
                                   (const char *)fwd_by_id[k].name);
             }
             uid_fsck_report(f, UID_FSCK_DUPLICATE_UID, "UID %s of %s is claimed by %zu names: %s",
-                            uid_fsck_hex(p->id, p->id_len, hx, sizeof hx), uid_kind_str(s),
-                            j - i, oct_strbuf_cstr(&names));
+                            uid_fsck_hex(p->id, p->id_len, hx, sizeof hx), uid_kind_str(s), j - i,
+                            oct_strbuf_cstr(&names));
             if (o->fix) {
                 /* Their data is a mix of all the names: keep it reachable
                  * under a new name and free the names for clean series. */
                 size_t nops = 0;
                 store_op_t *ops = xcalloc(j - i + 2, sizeof *ops);
                 for (size_t k = i; k < j; k++)
-                    ops[nops++] = (store_op_t){
-                        STORE_OP_DELETE_CELL, s->qual,
-                        {oct_slice(fwd_by_id[k].name, fwd_by_id[k].name_len), UID_FAM_ID,
-                         s->qual, {0}}};
+                    ops[nops++] = (store_op_t){STORE_OP_DELETE_CELL,
+                                               s->qual,
+                                               {oct_slice(fwd_by_id[k].name, fwd_by_id[k].name_len),
+                                                UID_FAM_ID,
+                                                s->qual,
+                                                {0}}};
                 oct_slice_t fn = oct_slice(fixed.ptr, fixed.len);
                 ops[nops++] = (store_op_t){STORE_OP_PUT, s->qual, {fn, UID_FAM_ID, s->qual, id}};
                 ops[nops++] = (store_op_t){STORE_OP_PUT, s->qual, {id, UID_FAM_NAME, s->qual, fn}};
@@ -745,8 +763,8 @@ static int uid_fsck_kind(uid_fsck_t *f)
             continue;
         }
         const uid_pair_t *rv = uid_pairs_find(rev, nr, id, 1);
-        int mismatch = rv && !oct_slice_eq(oct_slice(rv->name, rv->name_len),
-                                           oct_slice(p->name, p->name_len));
+        int mismatch =
+            rv && !oct_slice_eq(oct_slice(rv->name, rv->name_len), oct_slice(p->name, p->name_len));
         if (!rv || mismatch) {
             if (!rv)
                 uid_fsck_report(f, UID_FSCK_FORWARD_NO_REVERSE,
@@ -756,13 +774,14 @@ static int uid_fsck_kind(uid_fsck_t *f)
             else
                 uid_fsck_report(f, UID_FSCK_REVERSE_MISMATCH,
                                 "Forward %s mapping %.*s -> %s is different than reverse "
-                                "mapping: %s -> %.*s", uid_kind_str(s), (int)p->name_len,
-                                (const char *)p->name,
+                                "mapping: %s -> %.*s",
+                                uid_kind_str(s), (int)p->name_len, (const char *)p->name,
                                 uid_fsck_hex(p->id, p->id_len, hx, sizeof hx),
-                                uid_fsck_hex(p->id, p->id_len, hx2, sizeof hx2),
-                                (int)rv->name_len, (const char *)rv->name);
+                                uid_fsck_hex(p->id, p->id_len, hx2, sizeof hx2), (int)rv->name_len,
+                                (const char *)rv->name);
             if (o->fix) {
-                store_op_t op = {STORE_OP_PUT, s->qual,
+                store_op_t op = {STORE_OP_PUT,
+                                 s->qual,
                                  {id, UID_FAM_NAME, s->qual, oct_slice(p->name, p->name_len)}};
                 if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free2;
             }
@@ -795,13 +814,14 @@ static int uid_fsck_kind(uid_fsck_t *f)
         if (counter_ok || !have_counter)
             uid_fsck_report(f, UID_FSCK_COUNTER_BEHIND,
                             "We found an ID of %llu for %s but the max ID is only %llu! Future "
-                            "IDs may be double-assigned!", (unsigned long long)max_found,
-                            uid_kind_str(s), (unsigned long long)counter);
+                            "IDs may be double-assigned!",
+                            (unsigned long long)max_found, uid_kind_str(s),
+                            (unsigned long long)counter);
         if (o->fix) {
             uint8_t b[8];
             oct_put_be64(b, max_found);
-            store_op_t op = {STORE_OP_PUT, s->qual,
-                             {UID_COUNTER_ROW, UID_FAM_ID, s->qual, oct_slice(b, 8)}};
+            store_op_t op = {
+                STORE_OP_PUT, s->qual, {UID_COUNTER_ROW, UID_FAM_ID, s->qual, oct_slice(b, 8)}};
             if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free2;
         }
     }
@@ -838,12 +858,12 @@ static int uid_fsck_foreign_part(void *ctx, oct_slice_t part)
             store_cell_t *c = &row.cells[i];
             f->st->cells++;
             uid_fsck_report(f, UID_FSCK_UNKNOWN_QUALIFIER, "Unknown cell %.*s:%.*s in row %s",
-                            (int)c->family.len, (const char *)c->family.ptr,
-                            (int)c->qualifier.len, (const char *)c->qualifier.ptr,
+                            (int)c->family.len, (const char *)c->family.ptr, (int)c->qualifier.len,
+                            (const char *)c->qualifier.ptr,
                             uid_fsck_hex(c->row.ptr, c->row.len, hx, sizeof hx));
             if (f->opts->fix && f->opts->delete_unknown) {
-                store_op_t op = {STORE_OP_DELETE_CELL, part,
-                                 {c->row, c->family, c->qualifier, {0}}};
+                store_op_t op = {
+                    STORE_OP_DELETE_CELL, part, {c->row, c->family, c->qualifier, {0}}};
                 if ((rc = uid_fsck_apply(f, &op, 1))) break;
             }
         }
@@ -880,9 +900,9 @@ int uid_fsck(uid_registry_t *r, const uid_fsck_opts_t *opts, uid_fsck_report_fn 
 const char *uid_fsck_problem_name(uid_fsck_problem_t p)
 {
     static const char *const names[UID_FSCK_PROBLEM_COUNT] = {
-        "bad counter",         "bad UID width",         "forward without reverse",
-        "reverse mismatch",    "UID with several names", "reverse without forward",
-        "counter behind",      "unknown cell",
+        "bad counter",      "bad UID width",          "forward without reverse",
+        "reverse mismatch", "UID with several names", "reverse without forward",
+        "counter behind",   "unknown cell",
     };
     return (unsigned)p < UID_FSCK_PROBLEM_COUNT ? names[p] : "?";
 }

@@ -42,12 +42,12 @@
 typedef struct uid_registry uid_registry_t;
 
 typedef struct {
-    unsigned width[CODEC_UID_N_KINDS];       /* 1..8 bytes, default 3 */
-    int auto_create[CODEC_UID_N_KINDS];      /* used by uid_resolve_for_write */
-    int random_metrics;                         /* tsd.core.uid.random_metrics */
-    const char *allow_specialchars;             /* tsd.core.tag.allow_specialchars */
-    int realtime_uid_meta;                      /* tsd.core.meta.enable_realtime_uid: write a
-                                                 * UIDMeta (created = now) for every new UID */
+    unsigned width[CODEC_UID_N_KINDS];  /* 1..8 bytes, default 3 */
+    int auto_create[CODEC_UID_N_KINDS]; /* used by uid_resolve_for_write */
+    int random_metrics;                 /* tsd.core.uid.random_metrics */
+    const char *allow_specialchars;     /* tsd.core.tag.allow_specialchars */
+    int realtime_uid_meta;              /* tsd.core.meta.enable_realtime_uid: write a
+                                         * UIDMeta (created = now) for every new UID */
 } uid_options_t;
 
 /* OpenTSDB's defaults: widths 3, auto-create metrics off, tagk/tagv on. */
@@ -68,8 +68,8 @@ OCT_MUST_CHECK int uid_get_id(uid_registry_t *r, codec_uid_kind_t kind, const ui
 /* UID -> name, copied into buf (cap bytes, not NUL-terminated); *len gets the
  * name's length. OCT_ENOSPC (with *len set) if cap is too small,
  * OCT_ENOSUCHID, or an error. */
-OCT_MUST_CHECK int uid_get_name(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id,
-                                uint8_t *buf, size_t cap, size_t *len, oct_errbuf_t *eb);
+OCT_MUST_CHECK int uid_get_name(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, uint8_t *buf,
+                                size_t cap, size_t *len, oct_errbuf_t *eb);
 
 /* name -> UID, assigning a new UID if the name is unknown (after validating
  * it). *created (may be NULL) tells whether this call assigned it. */
@@ -134,27 +134,27 @@ OCT_MUST_CHECK int uid_meta_get_json(uid_registry_t *r, codec_uid_kind_t kind, u
 /* ---- fsck ------------------------------------------------------------ */
 
 typedef enum {
-    UID_FSCK_BAD_COUNTER = 0,     /* counter cell not 8 bytes */
-    UID_FSCK_BAD_WIDTH,           /* forward value or reverse key of the wrong width */
-    UID_FSCK_FORWARD_NO_REVERSE,  /* name -> id, but id has no reverse cell */
-    UID_FSCK_REVERSE_MISMATCH,    /* name -> id, but id -> another name (which has no forward) */
-    UID_FSCK_DUPLICATE_UID,       /* two names -> one id */
-    UID_FSCK_REVERSE_NO_FORWARD,  /* id -> name, but name has no forward cell (harmless) */
-    UID_FSCK_COUNTER_BEHIND,      /* counter < highest UID in use */
-    UID_FSCK_UNKNOWN_QUALIFIER,   /* a cell that is none of the above */
+    UID_FSCK_BAD_COUNTER = 0,    /* counter cell not 8 bytes */
+    UID_FSCK_BAD_WIDTH,          /* forward value or reverse key of the wrong width */
+    UID_FSCK_FORWARD_NO_REVERSE, /* name -> id, but id has no reverse cell */
+    UID_FSCK_REVERSE_MISMATCH,   /* name -> id, but id -> another name (which has no forward) */
+    UID_FSCK_DUPLICATE_UID,      /* two names -> one id */
+    UID_FSCK_REVERSE_NO_FORWARD, /* id -> name, but name has no forward cell (harmless) */
+    UID_FSCK_COUNTER_BEHIND,     /* counter < highest UID in use */
+    UID_FSCK_UNKNOWN_QUALIFIER,  /* a cell that is none of the above */
     UID_FSCK_PROBLEM_COUNT
 } uid_fsck_problem_t;
 
 typedef struct {
-    int fix;             /* repair what is found */
-    int delete_unknown;  /* with fix: delete cells with unknown qualifiers */
+    int fix;            /* repair what is found */
+    int delete_unknown; /* with fix: delete cells with unknown qualifiers */
 } uid_fsck_opts_t;
 
 typedef struct {
-    uint64_t cells;                             /* cells examined */
-    uint64_t found[UID_FSCK_PROBLEM_COUNT];     /* per problem */
-    uint64_t errors;                            /* sum of found[] */
-    uint64_t fixed;                             /* repairs made */
+    uint64_t cells;                         /* cells examined */
+    uint64_t found[UID_FSCK_PROBLEM_COUNT]; /* per problem */
+    uint64_t errors;                        /* sum of found[] */
+    uint64_t fixed;                         /* repairs made */
 } uid_fsck_stats_t;
 
 /* Called once per finding with a one-line human description. 'kind' is

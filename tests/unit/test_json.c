@@ -41,9 +41,10 @@ static void json_valid_documents(void **state)
 {
     (void)state;
     json_arena_t a = JSON_ARENA_INIT;
-    json_value_t *v = parse_ok(&a, " {\"metric\":\"sys.cpu\",\"timestamp\":1356998400,"
-                                   "\"value\":42.5,\"tags\":{\"host\":\"web01\"},"
-                                   "\"ok\":true,\"no\":false,\"nil\":null,\"arr\":[1,[],{}]} ",
+    json_value_t *v = parse_ok(&a,
+                               " {\"metric\":\"sys.cpu\",\"timestamp\":1356998400,"
+                               "\"value\":42.5,\"tags\":{\"host\":\"web01\"},"
+                               "\"ok\":true,\"no\":false,\"nil\":null,\"arr\":[1,[],{}]} ",
                                0);
     assert_int_equal(v->type, JSON_OBJECT);
     assert_int_equal(v->n, 8);
@@ -117,11 +118,20 @@ static void json_numbers_kept_as_text(void **state)
 {
     (void)state;
     json_arena_t a = JSON_ARENA_INIT;
-    json_value_t *v = parse_ok(&a, "[42, -7, 0, 1.50, 1e3, -2.5E-3, 9223372036854775807,"
-                                   "-9223372036854775808, 9223372036854775808, 123456789012345678901234]",
-                               0);
-    const char *texts[] = {"42", "-7", "0", "1.50", "1e3", "-2.5E-3", "9223372036854775807",
-                           "-9223372036854775808", "9223372036854775808",
+    json_value_t *v =
+        parse_ok(&a,
+                 "[42, -7, 0, 1.50, 1e3, -2.5E-3, 9223372036854775807,"
+                 "-9223372036854775808, 9223372036854775808, 123456789012345678901234]",
+                 0);
+    const char *texts[] = {"42",
+                           "-7",
+                           "0",
+                           "1.50",
+                           "1e3",
+                           "-2.5E-3",
+                           "9223372036854775807",
+                           "-9223372036854775808",
+                           "9223372036854775808",
                            "123456789012345678901234"};
     int integer[] = {1, 1, 1, 0, 0, 0, 1, 1, 1, 1};
     size_t i = 0;
@@ -177,14 +187,51 @@ static void json_invalid_documents(void **state)
 {
     (void)state;
     const char *bad[] = {
-        "", "   ", "{", "}", "[", "[1,]", "[,1]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}",
-        "{'a':1}", "[01]", "[+1]", "[.5]", "[1.]", "[1e]", "[1e+]", "[-]", "[0x10]",
-        "[tru]", "[nulls]", "[True]", "\"abc", "\"a\\x\"", "\"\\u12\"", "\"\\uZZZZ\"",
-        "\"tab\there\"", "\"nl\nhere\"", "\"\\ud800\"", "\"\\ude00\"", "\"\\ud800\\u0041\"",
-        "\"\xc3\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xf5\x80\x80\x80\"", "\"\xff\"",
-        "[1] [2]", "{} x", "[1 2]", "{\"a\":1 \"b\":2}", "/* c */ 1", "[1]//",
+        "",
+        "   ",
+        "{",
+        "}",
+        "[",
+        "[1,]",
+        "[,1]",
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{a:1}",
+        "{'a':1}",
+        "[01]",
+        "[+1]",
+        "[.5]",
+        "[1.]",
+        "[1e]",
+        "[1e+]",
+        "[-]",
+        "[0x10]",
+        "[tru]",
+        "[nulls]",
+        "[True]",
+        "\"abc",
+        "\"a\\x\"",
+        "\"\\u12\"",
+        "\"\\uZZZZ\"",
+        "\"tab\there\"",
+        "\"nl\nhere\"",
+        "\"\\ud800\"",
+        "\"\\ude00\"",
+        "\"\\ud800\\u0041\"",
+        "\"\xc3\"",
+        "\"\xc0\xaf\"",
+        "\"\xed\xa0\x80\"",
+        "\"\xf5\x80\x80\x80\"",
+        "\"\xff\"",
+        "[1] [2]",
+        "{} x",
+        "[1 2]",
+        "{\"a\":1 \"b\":2}",
+        "/* c */ 1",
+        "[1]//",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) parse_bad(bad[i], 0);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        parse_bad(bad[i], 0);
 }
 
 static void json_depth_limit(void **state)
@@ -209,7 +256,8 @@ static void json_depth_limit(void **state)
     memset(s, '[', big);
     s[big] = '\0';
     assert_int_equal(json_validate(s, big, 0, &eb), OCT_EPARSE);
-    for (size_t i = 0; i < big; i += 2) s[i] = '{', s[i + 1] = '"';
+    for (size_t i = 0; i < big; i += 2)
+        s[i] = '{', s[i + 1] = '"';
     assert_int_equal(json_validate(s, big, 0, &eb), OCT_EPARSE);
     free(s);
     json_arena_free(&a);

@@ -21,8 +21,8 @@
 #include "common/err.h"
 #include "query/query.h"
 
-#define T0 1356998400000LL /* 2013-01-01 00:00:00 UTC, a whole day */
-#define S(x) (T0 + (int64_t)(x) * 1000)
+#define T0   1356998400000LL /* 2013-01-01 00:00:00 UTC, a whole day */
+#define S(x) (T0 + (int64_t)(x)*1000)
 
 static query_dp_t ip(int64_t ts, int64_t v)
 {
@@ -42,7 +42,8 @@ static void check_dbl(const query_dp_t *p, int64_t ts, double v, const char *wha
 {
     if (p->ts_ms != ts)
         fail_msg("%s[%zu]: ts %lld, want %lld", what, i, (long long)p->ts_ms, (long long)ts);
-    if (p->is_int) fail_msg("%s[%zu]: integer %lld, want double %.17g", what, i, (long long)p->v.i, v);
+    if (p->is_int)
+        fail_msg("%s[%zu]: integer %lld, want double %.17g", what, i, (long long)p->v.i, v);
     if (isnan(v)) {
         if (!isnan(p->v.f)) fail_msg("%s[%zu]: %.17g, want NaN", what, i, p->v.f);
     } else if (fabs(p->v.f - v) > 1e-9 * fmax(1.0, fabs(v))) {
@@ -67,7 +68,8 @@ static void check_series(const query_dp_t *got, long n, const want_t *want, size
                      (long long)want[i].ts);
         if (want[i].is_int) {
             if (!got[i].is_int)
-                fail_msg("%s[%zu]: double %.17g, want integer %.0f", what, i, got[i].v.f, want[i].v);
+                fail_msg("%s[%zu]: double %.17g, want integer %.0f", what, i, got[i].v.f,
+                         want[i].v);
             if ((double)got[i].v.i != want[i].v)
                 fail_msg("%s[%zu]: %lld, want %.0f", what, i, (long long)got[i].v.i, want[i].v);
         } else {
@@ -85,8 +87,8 @@ static query_downsample_t ds_fixed(const char *agg, int64_t interval_ms, query_f
 
 static query_downsample_t ds_cal(const char *agg, int64_t count, char unit, query_fill_t fill)
 {
-    query_downsample_t d = {.calendar = 1, .count = count, .unit = unit,
-                            .agg = query_agg_find(agg), .fill = fill};
+    query_downsample_t d = {
+        .calendar = 1, .count = count, .unit = unit, .agg = query_agg_find(agg), .fill = fill};
     assert_non_null(d.agg);
     return d;
 }
@@ -110,7 +112,7 @@ static void ds_fixed_alignment_and_double_output(void **state)
     query_downsample_t d = ds_fixed("avg", 60000, QUERY_FILL_NONE);
     long n = run_ds(&d, NULL, S(0), S(200), in, 5, out, 16);
     assert_int_equal(n, 3);
-    check_dbl(&out[0], S(0), 2.0, "avg", 0);   /* (1+2+3)/3 */
+    check_dbl(&out[0], S(0), 2.0, "avg", 0); /* (1+2+3)/3 */
     check_dbl(&out[1], S(60), 4.0, "avg", 1);
     check_dbl(&out[2], S(120), 5.0, "avg", 2);
 
@@ -121,7 +123,7 @@ static void ds_fixed_alignment_and_double_output(void **state)
     d = ds_fixed("sum", 7000, QUERY_FILL_NONE);
     n = run_ds(&d, NULL, S(0), S(10), in2, 3, out, 16);
     assert_int_equal(n, 2);
-    check_dbl(&out[0], S(-2), 30.0, "sum7", 0);  /* [T0-2, T0+5): 10 + 20 */
+    check_dbl(&out[0], S(-2), 30.0, "sum7", 0); /* [T0-2, T0+5): 10 + 20 */
     check_dbl(&out[1], S(5), 30.0, "sum7", 1);
 }
 
@@ -129,8 +131,8 @@ static void ds_ms_and_seconds_mixed(void **state)
 {
     (void)state;
     /* 1 s buckets over ms and whole-second points. */
-    query_dp_t in[] = {ip(S(0), 1), ip(S(0) + 250, 2), ip(S(0) + 999, 3), ip(S(1), 10),
-                       dp(S(1) + 1, 0.5), ip(S(3), 7)};
+    query_dp_t in[] = {ip(S(0), 1),  ip(S(0) + 250, 2), ip(S(0) + 999, 3),
+                       ip(S(1), 10), dp(S(1) + 1, 0.5), ip(S(3), 7)};
     query_dp_t out[16];
     query_downsample_t d = ds_fixed("sum", 1000, QUERY_FILL_NONE);
     long n = run_ds(&d, NULL, S(0), S(3), in, 6, out, 16);
@@ -143,8 +145,8 @@ static void ds_ms_and_seconds_mixed(void **state)
     d = ds_fixed("count", 500, QUERY_FILL_NONE);
     n = run_ds(&d, NULL, S(0), S(3), in, 6, out, 16);
     assert_int_equal(n, 4);
-    check_dbl(&out[0], S(0), 2.0, "ms500", 0);        /* 0, 250 */
-    check_dbl(&out[1], S(0) + 500, 1.0, "ms500", 1);  /* 999 */
+    check_dbl(&out[0], S(0), 2.0, "ms500", 0);       /* 0, 250 */
+    check_dbl(&out[1], S(0) + 500, 1.0, "ms500", 1); /* 999 */
     check_dbl(&out[2], S(1), 2.0, "ms500", 2);
     check_dbl(&out[3], S(3), 1.0, "ms500", 3);
 }
@@ -158,11 +160,11 @@ static void ds_every_aggregator_in_a_bucket(void **state)
     struct {
         const char *agg;
         double v;
-    } cases[] = {{"sum", 14}, {"min", 1}, {"max", 5}, {"avg", 2.8}, {"median", 3}, {"dev", 1.6},
-                 {"diff", 2}, {"mult", 60}, {"zimsum", 14}, {"mimmin", 1}, {"mimmax", 5},
-                 {"pfsum", 14}, {"squareSum", 52}, {"count", 5}, {"first", 3}, {"last", 5},
-                 {"p50", 3}, {"p75", 4.5}, {"p90", 5}, {"ep50r3", 1}, {"ep90r3", 4},
-                 {"ep90r7", 4.6}, {"ep999r7", 4.996}};
+    } cases[] = {{"sum", 14},   {"min", 1},      {"max", 5},        {"avg", 2.8},   {"median", 3},
+                 {"dev", 1.6},  {"diff", 2},     {"mult", 60},      {"zimsum", 14}, {"mimmin", 1},
+                 {"mimmax", 5}, {"pfsum", 14},   {"squareSum", 52}, {"count", 5},   {"first", 3},
+                 {"last", 5},   {"p50", 3},      {"p75", 4.5},      {"p90", 5},     {"ep50r3", 1},
+                 {"ep90r3", 4}, {"ep90r7", 4.6}, {"ep999r7", 4.996}};
     query_dp_t out[8];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         query_downsample_t d = ds_fixed(cases[i].agg, 60000, QUERY_FILL_NONE);
@@ -178,8 +180,7 @@ static void ds_fill_policies(void **state)
 {
     (void)state;
     /* start T0+30 s, end T0+5 m 10 s, 1 m sum: buckets T0 .. T0+5m (6). */
-    query_dp_t in[] = {ip(S(-30), 50), ip(S(10), 1), ip(S(125), 2), ip(S(126), 3),
-                       ip(S(420), 99)};
+    query_dp_t in[] = {ip(S(-30), 50), ip(S(10), 1), ip(S(125), 2), ip(S(126), 3), ip(S(420), 99)};
     query_dp_t out[32];
     int64_t start = S(30), end = S(310);
 
@@ -264,7 +265,8 @@ static void ds_calendar_day_spring_forward_berlin(void **state)
     (void)state;
     enum { N = 72 };
     query_dp_t in[N];
-    for (int i = 0; i < N; i++) in[i] = ip((1679698800LL + 3600LL * i) * 1000, 1);
+    for (int i = 0; i < N; i++)
+        in[i] = ip((1679698800LL + 3600LL * i) * 1000, 1);
     query_dp_t out[N];
     query_downsample_t d = ds_cal("sum", 1, 'd', QUERY_FILL_ZERO);
     /* start 03-25 01:00 local, end 03-27 12:00 local */
@@ -302,7 +304,8 @@ static void ds_calendar_day_fall_back_berlin(void **state)
     (void)state;
     enum { N = 72 };
     query_dp_t in[N];
-    for (int i = 0; i < N; i++) in[i] = ip((1698444000LL + 3600LL * i) * 1000, 1);
+    for (int i = 0; i < N; i++)
+        in[i] = ip((1698444000LL + 3600LL * i) * 1000, 1);
     query_dp_t out[N];
     query_downsample_t d = ds_cal("count", 1, 'd', QUERY_FILL_NONE);
     long n = run_ds(&d, "Europe/Berlin", 1698444000000LL, 1698703200000LL, in, N, out, N);
@@ -313,8 +316,8 @@ static void ds_calendar_day_fall_back_berlin(void **state)
 
     /* Fill null over 10-27 .. 10-31 local with data only on 28..30. */
     d = ds_cal("sum", 1, 'd', QUERY_FILL_NULL);
-    n = run_ds(&d, "Europe/Berlin", 1698444000000LL - 86400000, 1698706800000LL + 1000, in, N,
-               out, N);
+    n = run_ds(&d, "Europe/Berlin", 1698444000000LL - 86400000, 1698706800000LL + 1000, in, N, out,
+               N);
     assert_int_equal(n, 5);
     check_dbl(&out[0], 1698357600000LL, NAN, "fall-null", 0); /* 10-27 00:00 CEST */
     assert_true(out[0].is_null);
@@ -363,8 +366,8 @@ static void ds_calendar_other_units(void **state)
     query_dp_t big[64];
     size_t cap = query_downsample_bound(&d, 1677628800000LL, 1680307199000LL, 0);
     assert_true(cap >= 31 && cap <= 64);
-    assert_int_equal(query_downsample(&d, NULL, 1677628800000LL, 1680307199000LL, NULL, 0, big, cap),
-                     31);
+    assert_int_equal(
+        query_downsample(&d, NULL, 1677628800000LL, 1680307199000LL, NULL, 0, big, cap), 31);
     check_dbl(&big[30], 1680220800000LL, 0.0, "march", 30); /* 03-31 */
 }
 
@@ -372,8 +375,8 @@ static void ds_calendar_other_units(void **state)
 
 static query_rate_t rate_opts(int counter, int64_t max, int64_t reset, int drop)
 {
-    query_rate_t r = {.counter = counter, .counter_max = max, .reset_value = reset,
-                      .drop_resets = drop};
+    query_rate_t r = {
+        .counter = counter, .counter_max = max, .reset_value = reset, .drop_resets = drop};
     return r;
 }
 
@@ -383,7 +386,7 @@ static void rate_plain(void **state)
     query_rate_t r = rate_opts(0, INT64_MAX, 0, 0);
     query_dp_t p[] = {ip(S(0), 10), ip(S(10), 40), ip(S(20), 40), ip(S(25), 35)};
     assert_int_equal(query_rate(&r, p, 4), 3);
-    check_dbl(&p[0], S(10), 3.0, "rate", 0);  /* 30 / 10 s */
+    check_dbl(&p[0], S(10), 3.0, "rate", 0); /* 30 / 10 s */
     check_dbl(&p[1], S(20), 0.0, "rate", 1);
     check_dbl(&p[2], S(25), -1.0, "rate", 2); /* -5 / 5 s: not a counter */
 
@@ -395,7 +398,7 @@ static void rate_plain(void **state)
     query_dp_t m[] = {ip(S(0), 100), ip(S(1) + 500, 103), dp(S(2), 104.5), dp(S(2) + 250, 105.0)};
     assert_int_equal(query_rate(&r, m, 4), 3);
     check_dbl(&m[0], S(1) + 500, 2.0, "ms", 0);
-    check_dbl(&m[1], S(2), 3.0, "ms", 1);     /* 1.5 / 0.5 s */
+    check_dbl(&m[1], S(2), 3.0, "ms", 1); /* 1.5 / 0.5 s */
     check_dbl(&m[2], S(2) + 250, 2.0, "ms", 2);
 
     /* Exact integer difference of huge values (doubles would lose it). */
@@ -495,7 +498,10 @@ static long agg3(const char *name, int rate, query_dp_t **out)
     return query_aggregate(a, rate, ser, lens, 3, out);
 }
 
-#define W(x, v, i) {S(x), v, i}
+#define W(x, v, i)                                                                                 \
+    {                                                                                              \
+        S(x), v, i                                                                                 \
+    }
 
 static void aggregate_interpolation_modes(void **state)
 {
@@ -504,62 +510,62 @@ static void aggregate_interpolation_modes(void **state)
     long n;
 
     /* LERP, exact: OpenTSDB's integer division would give 128, 90, 229, 15. */
-    want_t sum[] = {W(0, 10, 1), W(5, 22, 1), W(10, 128.25, 0), W(20, 90.75, 0),
-                    W(25, 162, 1), W(30, 229.75, 0), W(40, 15.25, 0), W(45, 3, 1)};
+    want_t sum[] = {W(0, 10, 1),   W(5, 22, 1),      W(10, 128.25, 0), W(20, 90.75, 0),
+                    W(25, 162, 1), W(30, 229.75, 0), W(40, 15.25, 0),  W(45, 3, 1)};
     n = agg3("sum", 0, &o);
     check_series(o, n, sum, 8, "sum");
     free(o);
 
-    want_t mn[] = {W(0, 10, 1), W(5, 7, 1), W(10, 8.25, 0), W(20, 10.75, 0),
+    want_t mn[] = {W(0, 10, 1),  W(5, 7, 1),     W(10, 8.25, 0), W(20, 10.75, 0),
                    W(25, 12, 1), W(30, 9.75, 0), W(40, 5.25, 0), W(45, 3, 1)};
     n = agg3("min", 0, &o);
     check_series(o, n, mn, 8, "min");
     free(o);
 
     /* Where C's interpolated value is a double the result is one too. */
-    want_t mx[] = {W(0, 10, 1), W(5, 15, 1), W(10, 100, 0), W(20, 50, 0),
-                   W(25, 125, 1), W(30, 200, 0), W(40, 10, 0), W(45, 3, 1)};
+    want_t mx[] = {W(0, 10, 1),   W(5, 15, 1),   W(10, 100, 0), W(20, 50, 0),
+                   W(25, 125, 1), W(30, 200, 0), W(40, 10, 0),  W(45, 3, 1)};
     n = agg3("max", 0, &o);
     check_series(o, n, mx, 8, "max");
     free(o);
 
-    want_t avg[] = {W(0, 10, 1), W(5, 11, 1), W(10, 42.75, 0), W(20, 30.25, 0),
+    want_t avg[] = {W(0, 10, 1),  W(5, 11, 1),          W(10, 42.75, 0), W(20, 30.25, 0),
                     W(25, 54, 1), W(30, 229.75 / 3, 0), W(40, 7.625, 0), W(45, 3, 1)};
     n = agg3("avg", 0, &o);
     check_series(o, n, avg, 8, "avg");
     free(o);
 
     /* ZIM: a series without a point at x counts 0 (while active). */
-    want_t zim[] = {W(0, 10, 1), W(5, 7, 1), W(10, 100, 1), W(20, 80, 1),
-                    W(25, 12, 1), W(30, 200, 1), W(40, 10, 1), W(45, 3, 1)};
+    want_t zim[] = {W(0, 10, 1),  W(5, 7, 1),    W(10, 100, 1), W(20, 80, 1),
+                    W(25, 12, 1), W(30, 200, 1), W(40, 10, 1),  W(45, 3, 1)};
     n = agg3("zimsum", 0, &o);
     check_series(o, n, zim, 8, "zimsum");
     free(o);
-    want_t cnt[] = {W(0, 1, 1), W(5, 2, 1), W(10, 3, 1), W(20, 3, 1),
+    want_t cnt[] = {W(0, 1, 1),  W(5, 2, 1),  W(10, 3, 1), W(20, 3, 1),
                     W(25, 3, 1), W(30, 3, 1), W(40, 2, 1), W(45, 1, 1)};
     n = agg3("count", 0, &o);
     check_series(o, n, cnt, 8, "count");
     free(o);
     /* first/last in series order, with ZIM zeros. */
-    want_t fst[] = {W(0, 10, 1), W(5, 0, 1), W(10, 0, 1), W(20, 30, 1),
+    want_t fst[] = {W(0, 10, 1), W(5, 0, 1),  W(10, 0, 1),  W(20, 30, 1),
                     W(25, 0, 1), W(30, 0, 1), W(40, 10, 1), W(45, 3, 1)};
     n = agg3("first", 0, &o);
     check_series(o, n, fst, 8, "first");
     free(o);
-    want_t lst[] = {W(0, 10, 1), W(5, 7, 1), W(10, 0, 1), W(20, 0, 1),
+    want_t lst[] = {W(0, 10, 1),  W(5, 7, 1),  W(10, 0, 1), W(20, 0, 1),
                     W(25, 12, 1), W(30, 0, 1), W(40, 0, 1), W(45, 3, 1)};
     n = agg3("last", 0, &o);
     check_series(o, n, lst, 8, "last");
     free(o);
 
     /* MAX / MIN: missing values never win; only exact points count. */
-    want_t mimmin[] = {W(0, 10, 1), W(5, 7, 1), W(10, 100, 1), W(20, 30, 1),
-                       W(25, 12, 1), W(30, 200, 1), W(40, 10, 1), W(45, 3, 1)};
+    want_t mimmin[] = {W(0, 10, 1),  W(5, 7, 1),    W(10, 100, 1), W(20, 30, 1),
+                       W(25, 12, 1), W(30, 200, 1), W(40, 10, 1),  W(45, 3, 1)};
     n = agg3("mimmin", 0, &o);
     check_series(o, n, mimmin, 8, "mimmin");
     free(o);
-    want_t mimmax[] = {W(0, 10, 1), W(5, 7, 1), W(10, 100, 1), W(20, 50, 1),
-                       W(25, 12, 1), W(30, 200, 1), W(40, 10, 1), W(45, 3, 1)};
+    want_t mimmax[] = {W(0, 10, 1),  W(5, 7, 1),    W(10, 100, 1), W(20, 50, 1),
+                       W(25, 12, 1), W(30, 200, 1), W(40, 10, 1),  W(45, 3, 1)};
     n = agg3("mimmax", 0, &o);
     check_series(o, n, mimmax, 8, "mimmax");
     free(o);
@@ -567,8 +573,8 @@ static void aggregate_interpolation_modes(void **state)
     /* PREV: the previous value of each active series.
      * 5: A10+C7; 10: A10+B100+C7; 20: 30+50+7; 25: 30+50+12; 30: 30+200+12;
      * 40: 10+12. */
-    want_t pf[] = {W(0, 10, 1), W(5, 17, 1), W(10, 117, 1), W(20, 87, 1),
-                   W(25, 92, 1), W(30, 242, 1), W(40, 22, 1), W(45, 3, 1)};
+    want_t pf[] = {W(0, 10, 1),  W(5, 17, 1),   W(10, 117, 1), W(20, 87, 1),
+                   W(25, 92, 1), W(30, 242, 1), W(40, 22, 1),  W(45, 3, 1)};
     n = agg3("pfsum", 0, &o);
     check_series(o, n, pf, 8, "pfsum");
     free(o);
@@ -746,7 +752,7 @@ static void brute_force_case(int mode)
                 if (v < mn) mn = v;
                 if (v > mx) mx = v;
             }
-            long double want = k <= 1  ? acc
+            long double want = k <= 1   ? acc
                                : k == 2 ? (long double)cnt
                                : k == 3 ? mn
                                : k == 6 ? fst
@@ -755,8 +761,8 @@ static void brute_force_case(int mode)
             double got = o[i].is_int ? (double)o[i].v.i : o[i].v.f;
             if (o[i].ts_ms != all[i]) fail_msg("%s[%zu]: ts", names[k], i);
             if (fabsl((long double)got - want) > 1e-6L)
-                fail_msg("%s[%zu] at %lld: %.17g, model %.17Lg", names[k], i, (long long)all[i], got,
-                         want);
+                fail_msg("%s[%zu] at %lld: %.17g, model %.17Lg", names[k], i, (long long)all[i],
+                         got, want);
         }
         free(o);
     }
