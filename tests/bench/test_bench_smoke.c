@@ -1,0 +1,127 @@
+/* test_bench_smoke.c -- the peer benchmark harness in smoke mode, so it never rots.
+ *
+ * Runs `bench_peers --smoke --out FILE` (built next to $OCTSDB_BIN): a tiny
+ * data set, octsdb alone, no peers, a few seconds. The harness itself fails
+ * when a system does not report every point stored; this test asserts that
+ * it succeeded and that the Markdown table it wrote holds every figure the
+ * benchmark issue asks for, each a positive number in the octsdb column.
+ * Nothing is asserted about speed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+/* The rows the issue asks for (ingest per mode, CPU, memory, disk, series
+ * creation, each query's median and p99), as the harness labels them. */
+static const char *const rows[] = {
+    "ingest telnet, points/s",
+    "ingest json50, points/s",
+    "ingest json500, points/s",
+    "ingest json50gz, points/s",
+    "ingest json500gz, points/s",
+    "CPU s per million points, telnet",
+    "peak RSS MB, telnet",
+    "RSS bytes per active series",
+    "disk bytes per point after flush",
+    "new series/s",
+    "query one series raw, median ms",
+    "query one series raw, p99 ms",
+    "query sum 1m-avg, one metric, median ms",
+    "query sum 1m-avg, one metric, p99 ms",
+    "query sum:rate 1m-avg, every series, median ms",
+    "query sum:rate 1m-avg, every series, p99 ms",
+    "query {host=*} group-by, median ms",
+    "query {host=*} group-by, p99 ms",
+    "query /api/search/lookup, median ms",
+    "query /api/search/lookup, p99 ms",
+    "query /api/suggest, median ms",
+    "query /api/suggest, p99 ms",
+};
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    return b;
+}
+
+static void test_smoke_run_has_every_figure(void **state)
+{
+    (void)state;
+    const char *octsdb = getenv("OCTSDB_BIN");
+    assert_non_null(octsdb);
+    char bench[4096];
+    const char *slash = strrchr(octsdb, '/');
+    snprintf(bench, sizeof bench, "%.*s/bench_peers", slash ? (int)(slash - octsdb) : 1,
+             slash ? octsdb : ".");
+    struct stat sb;
+    if (stat(bench, &sb) != 0) fail_msg("bench_peers not built next to %s", octsdb);
+
+    char *dir = tu_tempdir();
+    char out[4200], log[4200];
+    snprintf(out, sizeof out, "%s/result.md", dir);
+    snprintf(log, sizeof log, "%s/stdout.txt", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *f = freopen(log, "w", stdout);
+        (void)f;
+        execl(bench, bench, "--smoke", "--octsdb", octsdb, "--out", out, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+
+    char *md = read_all(out);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "- machine: "));
+    assert_non_null(strstr(md, " cores, "));
+    /* smoke mode runs octsdb alone: the header has exactly one system column */
+    assert_non_null(strstr(md, "| figure | octsdb | \n"));
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "| %s", rows[i]);
+        const char *line = strstr(md, key);
+        if (!line) fail_msg("row missing: %s", rows[i]);
+        const char *cellp = strstr(line + 2, "| ");
+        assert_non_null(cellp);
+        char *end;
+        double v = strtod(cellp + 2, &end);
+        if (end == cellp + 2 || !(v > 0)) fail_msg("no figure for %s: %.80s", rows[i], line);
+    }
+    /* the same table went to stdout */
+    char *so = read_all(log);
+    assert_non_null(so);
+    assert_non_null(strstr(so, "| ingest telnet, points/s"));
+    free(so);
+    free(md);
+    tu_rmrf(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_smoke_run_has_every_figure),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
