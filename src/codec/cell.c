@@ -378,6 +378,11 @@ static int fixed_single(const codec_cell_t *c, codec_dp_t *dp, uint8_t *qout, si
                        codec_qual_kind_name(k));
     int rc = codec_cell_decode_single(c->qual, c->qual_len, c->val, c->val_len, dp, eb);
     if (rc) return rc;
+    /* A lone cell may carry an offset past the hour (2-byte qualifiers hold up
+     * to 4095 s), but in a column a seconds qualifier from 3840 s on starts
+     * with the ms nibble 0xF and would be misread: columns hold one hour. */
+    if (dp->offset_ms >= 3600u * 1000u)
+        return oct_err(eb, OCT_ERANGE, "offset %u ms is outside the row's hour", dp->offset_ms);
     memcpy(qout, c->qual, c->qual_len);
     qout[c->qual_len - 1] =
         (uint8_t)((qout[c->qual_len - 1] & 0xF0) | codec_flags(dp->is_float, dp->width));

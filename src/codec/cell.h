@@ -127,14 +127,15 @@ OCT_MUST_CHECK int codec_cell_iter_next(codec_cell_iter_t *it, codec_dp_t *dp, o
  * (legacy fix-ups applied to each; value widths kept). n == 1 yields that single cell, fixed
  * up, without meta byte. Writes qual[0..*qlen) and val[0..*vlen) (meta byte included).
  * Returns n, OCT_EINVAL (n == 0, a cell that is not a single point, offsets not increasing),
- * OCT_ECORRUPT (a cell that does not decode) or OCT_ENOSPC. */
+ * OCT_ERANGE (a point outside the row's hour), OCT_ECORRUPT (a cell that does not decode)
+ * or OCT_ENOSPC. */
 OCT_MUST_CHECK int codec_compact_build(const codec_cell_t *cells, size_t n, uint8_t *qual,
                                        size_t qcap, size_t *qlen, uint8_t *val, size_t vcap,
                                        size_t *vlen, oct_errbuf_t *eb);
 
 /* Builds the value of an append column (qualifier codec_append_qualifier) from n single-point
  * cells, in the given (arrival) order, fixed up. Returns the value length, OCT_EINVAL,
- * OCT_ECORRUPT or OCT_ENOSPC. */
+ * OCT_ERANGE (a point outside the row's hour), OCT_ECORRUPT or OCT_ENOSPC. */
 OCT_MUST_CHECK int codec_append_build(const codec_cell_t *cells, size_t n, uint8_t *val,
                                       size_t vcap, oct_errbuf_t *eb);
 

@@ -493,6 +493,24 @@ static void cell_decoders_survive_garbage(void **state)
     }
 }
 
+/* Found by fuzz_cell: a 2-byte qualifier at 3840 s or later starts with the
+ * ms nibble 0xF, so inside a column it would be read as half of an ms
+ * qualifier. Columns hold one hour: such cells are refused. */
+static void compact_and_append_refuse_offsets_past_the_hour(void **state)
+{
+    (void)state;
+    const uint8_t q_ok[2] = {0xE0, 0xF0}, q_bad[2] = {0xF0, 0x00}, v[1] = {1};
+    codec_cell_t cells[2] = {{q_ok, 2, v, 1}, {q_bad, 2, v, 1}}; /* 3599 s, 3840 s */
+    uint8_t q[16], val[32];
+    size_t ql, vl;
+    oct_errbuf_t eb;
+    assert_int_equal(codec_compact_build(cells, 2, q, sizeof q, &ql, val, sizeof val, &vl, &eb),
+                     OCT_ERANGE);
+    assert_int_equal(codec_append_build(cells, 2, val, sizeof val, &eb), OCT_ERANGE);
+    assert_int_equal(codec_compact_build(cells, 1, q, sizeof q, &ql, val, sizeof val, &vl, &eb),
+                     1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +527,7 @@ int main(void)
         cmocka_unit_test(cell_row_mixture_sorted_dedup_skips),
         cmocka_unit_test(cell_row_roundtrip_random),
         cmocka_unit_test(cell_decoders_survive_garbage),
+        cmocka_unit_test(compact_and_append_refuse_offsets_past_the_hour),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
