@@ -38,7 +38,11 @@ tsan_regex=${OCT_TEST_TSAN_REGEX:-'^(uid/|tsdb/|unit/test_uid_cache$|e2e/)'}
 # Not under TSan: e2e/test_malformed talks to the daemon one connection at a
 # time (nothing concurrent to check; ASan covers it) and its 10,000-tag rows
 # are slow there (tag validation is quadratic, reported to the owner).
-tsan_exclude=${OCT_TEST_TSAN_EXCLUDE:-'^e2e/test_malformed$'}
+# Not under TSan either: e2e/test_resource_limits asserts latency and peak-RSS
+# bounds of the production daemon (3,000 connections, never-reading clients),
+# which TSan's 5-15x slowdown and memory overhead make meaningless; it runs in
+# the normal and ASan suites.
+tsan_exclude=${OCT_TEST_TSAN_EXCLUDE:-'^e2e/test_(malformed|resource_limits)$'}
 
 # halt_on_error makes a sanitizer report fatal in the daemon too: the e2e test
 # driving it then fails instead of the report sitting unread in a log.
