@@ -162,7 +162,7 @@ static int uid_grep(uid_registry_t *r, int argc, char **argv, int icase)
             break;
         }
     }
-    qsort(g.hits, g.n, sizeof *g.hits, uid_grep_hit_cmp);
+    if (g.n) qsort(g.hits, g.n, sizeof *g.hits, uid_grep_hit_cmp);
     for (size_t i = 0; i < g.n; i++) {
         if (status == CLI_EXIT_OK)
             uid_print(g.hits[i].kind, (const uint8_t *)g.hits[i].name, g.hits[i].len,

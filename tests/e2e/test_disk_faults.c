@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,20 @@ static void read_only_dir_refused_clearly(void **state)
     populate(src);
     if (bind_ro(src, ro) != 0) {
         fprintf(stderr, "cannot bind-mount read-only (%s): skipped\n", strerror(errno));
+        tu_rmrf(root);
+        free(root);
+        skip();
+    }
+    /* The remount must really be read-only, or this case tests nothing (seen
+     * once in the ASan suite: the probe below would have been writable). */
+    char probe[4300];
+    snprintf(probe, sizeof probe, "%s/.probe", ro);
+    int pfd = open(probe, O_WRONLY | O_CREAT, 0644);
+    if (pfd >= 0) {
+        close(pfd);
+        unlink(probe);
+        umount2(ro, MNT_DETACH);
+        fprintf(stderr, "the read-only bind mount is writable here: skipped\n");
         tu_rmrf(root);
         free(root);
         skip();
