@@ -22,6 +22,7 @@ int listener_open(listener_t *l, const oct_config_t *cfg, oct_errbuf_t *eb)
     int64_t port = oct_config_get_int(cfg, "tsd.network.port");
     int64_t backlog = oct_config_get_int(cfg, "tsd.network.backlog");
     if (backlog <= 0 || backlog > INT32_MAX) backlog = 65535; /* the kernel caps it at somaxconn */
+    l->backlog = (int)backlog;
     l->tcp_no_delay = oct_config_get_bool(cfg, "tsd.network.tcp_no_delay");
     l->keep_alive = oct_config_get_bool(cfg, "tsd.network.keep_alive");
     int reuse = oct_config_get_bool(cfg, "tsd.network.reuse_address");
@@ -46,7 +47,7 @@ int listener_open(listener_t *l, const oct_config_t *cfg, oct_errbuf_t *eb)
         }
         int one = 1;
         if (reuse) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, (int)backlog) == 0) {
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
             l->fd = fd;
             break;
         }
@@ -56,6 +57,13 @@ int listener_open(listener_t *l, const oct_config_t *cfg, oct_errbuf_t *eb)
     freeaddrinfo(res);
     if (l->fd < 0) return oct_err(eb, -err, "Failed to bind to %s: %s", l->addr, strerror(err));
     return 0;
+}
+
+int listener_listen(listener_t *l, oct_errbuf_t *eb)
+{
+    if (listen(l->fd, l->backlog) == 0) return 0;
+    int err = errno;
+    return oct_err(eb, -err, "Failed to bind to %s: %s", l->addr, strerror(err));
 }
 
 int listener_accept(listener_t *l, struct sockaddr_storage *addr, socklen_t *len)

@@ -162,6 +162,8 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
                                         oct_strerror(rc));
         goto leave;
     }
+    rc = listener_listen(&l, eb);
+    if (rc) goto leave;
 
     t = xcalloc(1, sizeof *t);
     t->db = db;
