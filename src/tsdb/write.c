@@ -496,6 +496,12 @@ static int series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **o
     codec_tag_uid_t *tags = NULL;
     oct_strbuf_t sb = OCT_STRBUF_INIT;
     int rc = 0;
+    /* No configuration allows more than 255 distinct tags; refusing longer
+     * lists before the quadratic duplicate scan keeps a 10,000-tag put cheap. */
+    if (n > 255) {
+        rc = oct_err(eb, OCT_EINVAL, "Too many tags: %zu maximum allowed: %d", n, w->max_tags);
+        goto out;
+    }
     /* Tags.parse: identical repeats collapse, a key with two values fails. */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {

@@ -284,6 +284,19 @@ static void test_tag_rules(void **state)
                                 "{a=1, b=2, c=3, d=4, e=5, f=6, g=7, h=8, i=9}");
     assert_int_equal(put_i(fx->db, "m", "a=1 a=2", H0 * 1000, 1, &eb), OCT_EINVAL);
     assert_string_equal(eb.msg, "duplicate tag: a=2, tags={a=1}");
+    /* more than any configuration allows: refused on the raw count, before
+     * the duplicate scan (which is quadratic), even if most are repeats */
+    {
+        static oct_slice_t many[600];
+        for (int i = 0; i < 300; i++) {
+            many[2 * i] = oct_slice_str("k");
+            many[2 * i + 1] = oct_slice_str("1");
+        }
+        tsdb_dp_t dp = {oct_slice_str("m"), many, 300, {H0 * 1000, {.i = 1}, 0}, 0};
+        uint64_t seq;
+        assert_int_equal(tsdb_put(fx->db, &dp, &seq, &eb), OCT_EINVAL);
+        assert_string_equal(eb.msg, "Too many tags: 300 maximum allowed: 8");
+    }
     /* the same pair twice is one tag */
     assert_int_equal(put_i(fx->db, "m", "a=1 a=1", H0 * 1000, 5, &eb), 0);
     assert_int_equal(put_i(fx->db, "m", "a=1", H0 * 1000 + 1000, 6, &eb), 0);
@@ -296,7 +309,7 @@ static void test_tag_rules(void **state)
     assert_string_equal(eb.msg, "Invalid tag value with key [a] (\"b!\"): illegal character: !");
     tsdb_stats_t st;
     tsdb_stats(fx->db, &st);
-    assert_int_equal(st.points_rejected, 5);
+    assert_int_equal(st.points_rejected, 6);
     assert_int_equal(st.points_accepted, 2);
 }
 
