@@ -11,6 +11,7 @@
  * into key and value at the first unescaped '=', ':' or whitespace, and finally decodes the
  * escapes of each. A file is parsed and validated completely before anything is applied,
  * so a bad file leaves the configuration as it was. */
+#include "common/utf8.h"
 #include "common/config.h"
 
 #include <ctype.h>
@@ -352,30 +353,6 @@ static int read_u4(const char *s, size_t n, size_t at, unsigned *out)
     return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | cp >> 6);
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | cp >> 12);
-        o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | cp >> 18);
-    o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Decodes the escapes of s[0..n) (Properties.loadConvert) into a new string in *out.
  * \uXXXX becomes UTF-8 (a surrogate pair written as two escapes becomes one code point).
  * Returns 0 or -1 with a reason in *why. Output is never longer than input: an escape of
@@ -432,7 +409,7 @@ static int prop_unescape(const char *s, size_t n, char **out, const char **why)
                 *why = "\\u0000 is not allowed";
                 goto fail;
             }
-            j += put_utf8(o + j, cp);
+            j += oct_utf8_put(o + j, cp);
             break;
         }
         default:

@@ -7,6 +7,7 @@
  * arena, with a second pass whose output can never be longer than the input.
  * The same code runs in "validate" mode (no arena): nodes are then built on
  * the stack and thrown away, so json_validate allocates nothing. */
+#include "common/utf8.h"
 #include "common/json.h"
 
 #include <errno.h>
@@ -160,30 +161,6 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *e)
     return n;
 }
 
-static size_t utf8_put(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | cp >> 6);
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | cp >> 12);
-        o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | cp >> 18);
-    o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 static int read_u4(const char *p, const char *e, uint32_t *out)
 {
     if (e - p < 4) return -1;
@@ -258,7 +235,7 @@ static long jp_unescape(jp_t *j, const char *raw, size_t n, char *out)
                 j->p = esc;
                 return -1;
             }
-            size_t k = utf8_put(out ? out + o : tmp, cp);
+            size_t k = oct_utf8_put(out ? out + o : tmp, cp);
             o += k;
             continue;
         }
