@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/benchutil.h"
 #include "common/putgen.h"
 
 #define HTTP_WINDOW 16
@@ -69,64 +70,7 @@ typedef struct {
     long rss_start_kb;
 } daemon_t;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void msleep(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* ---- the daemon ------------------------------------------------------- */
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t l = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &l) < 0) {
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-static int connect_port(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (fd < 0) return -1;
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-        close(fd);
-        return -1;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
-
-static long proc_status_kb(int pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    long v = -1;
-    size_t fl = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, fl) && line[fl] == ':') v = strtol(line + fl + 1, NULL, 10);
-    fclose(f);
-    return v;
-}
 
 static void print_log(const daemon_t *d)
 {
@@ -146,7 +90,7 @@ static int daemon_start(daemon_t *d, const char *bin)
     if (!mkdtemp(d->dir)) return -1;
     snprintf(d->log, sizeof d->log, "%s.log", d->dir);
     for (int attempt = 0; attempt < 5; attempt++) {
-        d->port = free_port();
+        d->port = bench_free_port();
         char port[32], datadir[300];
         snprintf(port, sizeof port, "--port=%d", d->port);
         snprintf(datadir, sizeof datadir, "--datadir=%s", d->dir);
@@ -166,17 +110,17 @@ static int daemon_start(daemon_t *d, const char *bin)
         }
         d->pid = pid;
         for (int i = 0; i < 400; i++) {
-            int fd = connect_port(d->port);
+            int fd = bench_connect(d->port);
             if (fd >= 0) {
                 close(fd);
-                d->rss_start_kb = proc_status_kb(d->pid, "VmRSS");
+                d->rss_start_kb = bench_proc_status_kb(d->pid, "VmRSS");
                 return 0;
             }
             if (waitpid(pid, NULL, WNOHANG) == pid) {
                 d->pid = 0;
                 break;
             }
-            msleep(50);
+            bench_sleep_ms(50);
         }
         if (d->pid) {
             kill(d->pid, SIGKILL);
@@ -194,7 +138,7 @@ static void daemon_stop(daemon_t *d)
         kill(d->pid, SIGTERM);
         int st;
         for (int i = 0; i < 600 && waitpid(d->pid, &st, WNOHANG) != d->pid; i++)
-            msleep(50);
+            bench_sleep_ms(50);
         if (kill(d->pid, 0) == 0) {
             kill(d->pid, SIGKILL);
             waitpid(d->pid, NULL, 0);
@@ -354,7 +298,7 @@ static void run_http(conn_job_t *j, int fd)
 static void *conn_thread(void *arg)
 {
     conn_job_t *j = arg;
-    int fd = connect_port(j->port);
+    int fd = bench_connect(j->port);
     if (fd < 0) {
         j->err = errno;
         return NULL;
@@ -363,7 +307,7 @@ static void *conn_thread(void *arg)
         run_http(j, fd);
     else
         run_telnet(j, fd);
-    j->done = now_s();
+    j->done = bench_now_s();
     close(fd);
     return NULL;
 }
@@ -440,7 +384,7 @@ static void build_jobs(const opts_t *o, int mode, conn_job_t *jobs, int port)
 /* tsd.datapoints.added from the telnet `stats`, or -1. */
 static long long stats_points_added(int port)
 {
-    int fd = connect_port(port);
+    int fd = bench_connect(port);
     if (fd < 0) return -1;
     const char *req = "stats\nversion\n";
     if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
@@ -449,9 +393,9 @@ static long long stats_points_added(int port)
     }
     char buf[65536];
     size_t n = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     buf[0] = '\0';
-    while (!strstr(buf, "Built on ") && n + 1 < sizeof buf && now_s() - t0 < 10) {
+    while (!strstr(buf, "Built on ") && n + 1 < sizeof buf && bench_now_s() - t0 < 10) {
         struct pollfd p = {fd, POLLIN, 0};
         if (poll(&p, 1, 1000) <= 0) continue;
         ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
@@ -469,7 +413,7 @@ static long long stats_points_added(int port)
 /* POST /api/put?sync=true with one point; returns the status or -1. */
 static int sync_put(int port)
 {
-    int fd = connect_port(port);
+    int fd = bench_connect(port);
     if (fd < 0) return -1;
     const char *body = "{\"metric\":\"bench.sync\",\"timestamp\":1700000000,\"value\":1,"
                        "\"tags\":{\"host\":\"bench\"}}";
@@ -510,17 +454,17 @@ static int run_mode(const opts_t *o, int mode)
         return -1;
     }
     conn_job_t *jobs = calloc(o->conns, sizeof *jobs);
-    double tg = now_s();
+    double tg = bench_now_s();
     build_jobs(o, mode, jobs, d.port);
     size_t bytes = 0, total = 0;
     for (size_t c = 0; c < o->conns; c++) {
         bytes += jobs[c].data.len;
         total += jobs[c].points;
     }
-    double gen_s = now_s() - tg;
+    double gen_s = bench_now_s() - tg;
 
     pthread_t *th = calloc(o->conns, sizeof *th);
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (size_t c = 0; c < o->conns; c++)
         pthread_create(&th[c], NULL, conn_thread, &jobs[c]);
     for (size_t c = 0; c < o->conns; c++)
@@ -535,10 +479,10 @@ static int run_mode(const opts_t *o, int mode)
         if (jobs[c].err) err = jobs[c].err;
     }
     long long added = stats_points_added(d.port);
-    double t_before_sync = now_s();
+    double t_before_sync = bench_now_s();
     int st = sync_put(d.port);
-    double t_dur = now_s();
-    long hwm = proc_status_kb(d.pid, "VmHWM");
+    double t_dur = bench_now_s();
+    long hwm = bench_proc_status_kb(d.pid, "VmHWM");
 
     double acc_s = t_acc - t0;
     size_t series = o->hosts * o->metrics;

@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/benchutil.h"
 #include "common/putgen.h"
 
 #define HTTP_WINDOW 16
@@ -105,57 +106,14 @@ typedef struct {
     long rss_start_kb;
 } server_t;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void msleep(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* ---- sockets and HTTP ------------------------------------------------- */
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t l = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &l) < 0) {
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-static int connect_port(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (fd < 0) return -1;
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-        close(fd);
-        return -1;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
 
 /* One request with Connection: close; the whole response into *out (body
  * after the headers; malloc'd). Returns the status or -1. */
 static int http_req(int port, const char *method, const char *target, const char *body, char **out)
 {
     *out = NULL;
-    int fd = connect_port(port);
+    int fd = bench_connect(port);
     if (fd < 0) return -1;
     char hdr[8192];
     size_t bl = body ? strlen(body) : 0;
@@ -188,20 +146,6 @@ static int http_req(int port, const char *method, const char *target, const char
 }
 
 /* ---- the process ------------------------------------------------------ */
-
-static long proc_status_kb(int pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    long v = -1;
-    size_t fl = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, fl) && line[fl] == ':') v = strtol(line + fl + 1, NULL, 10);
-    fclose(f);
-    return v;
-}
 
 /* utime + stime of the process, in seconds. */
 static double proc_cpu_s(int pid)
@@ -269,7 +213,7 @@ static int write_influx_conf(const server_t *s, const char *path)
             "[logging]\n  level = \"warn\"\n"
             "[[opentsdb]]\n  enabled = true\n  bind-address = \"127.0.0.1:%d\"\n"
             "  database = \"bench\"\n  log-point-errors = false\n",
-            free_port(), s->dir, s->dir, s->dir, s->port, s->telnet);
+            bench_free_port(), s->dir, s->dir, s->dir, s->port, s->telnet);
     return fclose(f);
 }
 
@@ -285,7 +229,7 @@ static int server_ready(const server_t *s)
     case SYS_VM:
         st = http_req(s->port, "GET", "/health", NULL, &body);
         if (st == 200) { /* the OpenTSDB listeners open after the API */
-            int fd = connect_port(s->telnet);
+            int fd = bench_connect(s->telnet);
             if (fd < 0)
                 st = -1;
             else
@@ -294,7 +238,7 @@ static int server_ready(const server_t *s)
         break;
     default: {
         st = http_req(s->port, "GET", "/ping", NULL, &body);
-        int fd = st == 204 ? connect_port(s->telnet) : -1;
+        int fd = st == 204 ? bench_connect(s->telnet) : -1;
         if (fd < 0)
             st = -1;
         else {
@@ -315,13 +259,13 @@ static int server_start(server_t *s, int sys, const char *bin)
     if (!mkdtemp(s->dir)) return -1;
     snprintf(s->log, sizeof s->log, "%s.log", s->dir);
     for (int attempt = 0; attempt < 3; attempt++) {
-        s->port = free_port();
+        s->port = bench_free_port();
         s->telnet = s->put = s->port;
         if (sys == SYS_VM) {
-            s->telnet = free_port();
-            s->put = free_port();
+            s->telnet = bench_free_port();
+            s->put = bench_free_port();
         } else if (sys == SYS_INFLUX) {
-            s->telnet = s->put = free_port();
+            s->telnet = s->put = bench_free_port();
         }
         char a[4][320], conf[300];
         snprintf(conf, sizeof conf, "%s.conf", s->dir);
@@ -362,14 +306,14 @@ static int server_start(server_t *s, int sys, const char *bin)
                     free(b);
                     if (st != 200) fprintf(stderr, "InfluxDB: CREATE DATABASE: HTTP %d\n", st);
                 }
-                s->rss_start_kb = proc_status_kb(s->pid, "VmRSS");
+                s->rss_start_kb = bench_proc_status_kb(s->pid, "VmRSS");
                 return 0;
             }
             if (waitpid(pid, NULL, WNOHANG) == pid) {
                 s->pid = 0;
                 break;
             }
-            msleep(50);
+            bench_sleep_ms(50);
         }
         if (s->pid) {
             kill(s->pid, SIGKILL);
@@ -393,7 +337,7 @@ static int server_stop(server_t *s)
                 rc = 0;
                 break;
             }
-            msleep(50);
+            bench_sleep_ms(50);
         }
         if (rc < 0) {
             kill(s->pid, SIGKILL);
@@ -417,7 +361,7 @@ static void server_destroy(server_t *s)
 /* tsd.datapoints.added from octsdb's telnet `stats`, or -1. */
 static long long octsdb_added(int port)
 {
-    int fd = connect_port(port);
+    int fd = bench_connect(port);
     if (fd < 0) return -1;
     const char *req = "stats\nversion\n";
     if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
@@ -426,9 +370,9 @@ static long long octsdb_added(int port)
     }
     char buf[65536];
     size_t n = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     buf[0] = '\0';
-    while (!strstr(buf, "Built on ") && n + 1 < sizeof buf && now_s() - t0 < 10) {
+    while (!strstr(buf, "Built on ") && n + 1 < sizeof buf && bench_now_s() - t0 < 10) {
         struct pollfd p = {fd, POLLIN, 0};
         if (poll(&p, 1, 1000) <= 0) continue;
         ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
@@ -654,7 +598,7 @@ static void run_http(conn_job_t *j, int fd)
 static void *conn_thread(void *arg)
 {
     conn_job_t *j = arg;
-    int fd = connect_port(j->port);
+    int fd = bench_connect(j->port);
     if (fd < 0) {
         j->err = errno;
         atomic_store(&j->done, 1);
@@ -780,7 +724,7 @@ static double ingest(const opts_t *o, server_t *s, const payload_t *pl, int http
     conn_job_t *jobs = calloc(o->conns, sizeof *jobs);
     pthread_t *th = calloc(o->conns, sizeof *th);
     double cpu0 = proc_cpu_s(s->pid);
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (size_t c = 0; c < o->conns; c++) {
         jobs[c] = (conn_job_t){.pl = &pl[c], .port = http ? s->put : s->telnet, .http = http};
         pthread_create(&th[c], NULL, conn_thread, &jobs[c]);
@@ -790,23 +734,23 @@ static double ingest(const opts_t *o, server_t *s, const payload_t *pl, int http
     long long got = -1, last = -1;
     double t_change = t0; /* when the count last moved */
     int poll_ms = s->sys == SYS_OCTSDB ? 10 : s->sys == SYS_VM ? 20 : 50;
-    while (now_s() - t0 < limit) {
+    while (bench_now_s() - t0 < limit) {
         got = stored(s, want, names, metrics, end_s);
         if (got >= want) {
-            t_end = now_s();
+            t_end = bench_now_s();
             break;
         }
         if (got < 0 && kill(s->pid, 0) != 0) break;
         if (got != last) {
             last = got;
-            t_change = now_s();
+            t_change = bench_now_s();
         }
         /* every sender finished and nothing moved for a while: lost points */
         size_t done = 0;
         for (size_t c = 0; c < o->conns; c++)
             done += (size_t)atomic_load(&jobs[c].done);
-        if (done == o->conns && now_s() - t_change > 10.0) break;
-        msleep(poll_ms);
+        if (done == o->conns && bench_now_s() - t_change > 10.0) break;
+        bench_sleep_ms(poll_ms);
     }
     *cpu = proc_cpu_s(s->pid) - cpu0;
     for (size_t c = 0; c < o->conns; c++)
@@ -919,9 +863,9 @@ static void run_queries(const opts_t *o, const server_t *s, char names[][64], in
         size_t ok = 0;
         for (size_t i = 0; i < o->reps; i++) {
             char *body;
-            double t0 = now_s();
+            double t0 = bench_now_s();
             int st = http_req(s->port, "GET", target, NULL, &body);
-            double dt = now_s() - t0;
+            double dt = bench_now_s() - t0;
             /* an empty answer would make the figure meaningless */
             int empty = !body || strlen(body) < 16;
             if (st != 200 || empty) {
@@ -971,14 +915,14 @@ static void bench_mode(const opts_t *o, int sys, int m, const payload_t *pl, cha
     }
     if (m == MODE_TELNET && secs > 0) {
         r->cpu_per_m = cpu / ((double)want / 1e6);
-        long hwm = proc_status_kb(s.pid, "VmHWM");
+        long hwm = bench_proc_status_kb(s.pid, "VmHWM");
         r->hwm_mb = (double)hwm / 1024.0;
         r->rss_per_series = (double)(hwm - s.rss_start_kb) * 1024.0 / (double)series;
         if (sys == SYS_VM) { /* make the in-memory rows searchable */
             char *b;
             http_req(s.port, "GET", "/internal/force_flush", NULL, &b);
             free(b);
-            msleep(200);
+            bench_sleep_ms(200);
         }
         if (sys != SYS_INFLUX) run_queries(o, &s, names, end_s, r);
         if (server_stop(&s) == 0) {

@@ -11,4 +11,15 @@ double bench_now_s(void);
 /* Median of v[0..n) (sorts v in place); 0 if n == 0. */
 double bench_median(double *v, size_t n);
 
+void bench_sleep_ms(int ms);
+
+/* A loopback TCP port the kernel considers free right now, or -1. */
+int bench_free_port(void);
+
+/* A connected TCP socket (TCP_NODELAY) to 127.0.0.1:port, or -1. */
+int bench_connect(int port);
+
+/* A "<field>: <n> kB" value of /proc/<pid>/status (VmRSS, VmHWM...), or -1. */
+long bench_proc_status_kb(int pid, const char *field);
+
 #endif
