@@ -35,10 +35,14 @@ int tu_unhex(const char *hex, uint8_t *out, size_t cap)
     for (const char *p = hex; *p; p++) {
         int v;
         if (*p == ' ' || *p == ':') continue;
-        if (*p >= '0' && *p <= '9') v = *p - '0';
-        else if (*p >= 'a' && *p <= 'f') v = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'F') v = *p - 'A' + 10;
-        else return -1;
+        if (*p >= '0' && *p <= '9')
+            v = *p - '0';
+        else if (*p >= 'a' && *p <= 'f')
+            v = *p - 'a' + 10;
+        else if (*p >= 'A' && *p <= 'F')
+            v = *p - 'A' + 10;
+        else
+            return -1;
         if (hi < 0) {
             hi = v;
         } else {
@@ -54,7 +58,8 @@ const char *tu_hex(const uint8_t *buf, size_t n)
 {
     static _Thread_local char s[4096];
     size_t i;
-    for (i = 0; i < n && 2 * i + 2 < sizeof s; i++) sprintf(s + 2 * i, "%02X", buf[i]);
+    for (i = 0; i < n && 2 * i + 2 < sizeof s; i++)
+        sprintf(s + 2 * i, "%02X", buf[i]);
     s[2 * i] = '\0';
     return s;
 }
@@ -68,10 +73,12 @@ int tu_run_octsdb(char **out, const char *const argv[])
     if (pid < 0) return -1;
     if (pid == 0) {
         size_t n = 0;
-        while (argv[n]) n++;
+        while (argv[n])
+            n++;
         char **av = calloc(n + 2, sizeof *av);
         av[0] = (char *)bin;
-        for (size_t i = 0; i < n; i++) av[i + 1] = (char *)argv[i];
+        for (size_t i = 0; i < n; i++)
+            av[i + 1] = (char *)argv[i];
         dup2(pfd[1], 1);
         close(pfd[0]);
         close(pfd[1]);
@@ -90,8 +97,10 @@ int tu_run_octsdb(char **out, const char *const argv[])
     buf[len] = '\0';
     int st;
     waitpid(pid, &st, 0);
-    if (out) *out = buf;
-    else free(buf);
+    if (out)
+        *out = buf;
+    else
+        free(buf);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -124,7 +133,8 @@ static int tu_free_port(void)
 int tu_connect(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (fd < 0) return -1;
     if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
@@ -161,13 +171,14 @@ size_t tu_recv_some(int fd, char *buf, size_t cap, int timeout_ms)
     return len;
 }
 
-static void tu_print_log(const tu_tsd_t *t)
+void tu_tsd_print_log(const tu_tsd_t *t)
 {
     FILE *f = fopen(t->log, "r");
     char line[1024];
     if (!f) return;
     fprintf(stderr, "---- %s ----\n", t->log);
-    while (fgets(line, sizeof line, f)) fputs(line, stderr);
+    while (fgets(line, sizeof line, f))
+        fputs(line, stderr);
     fclose(f);
 }
 
@@ -184,7 +195,8 @@ int tu_tsd_start(tu_tsd_t *t, const char *const *extra)
         snprintf(datadir, sizeof datadir, "--datadir=%s", t->dir);
         const char *argv[64] = {bin, "tsd", "--bind=127.0.0.1", port, datadir};
         int n = 5;
-        for (int i = 0; extra && extra[i] && n < 62; i++) argv[n++] = extra[i];
+        for (int i = 0; extra && extra[i] && n < 62; i++)
+            argv[n++] = extra[i];
         argv[n] = NULL;
         pid_t pid = fork();
         if (pid < 0) return -1;
@@ -220,7 +232,7 @@ int tu_tsd_start(tu_tsd_t *t, const char *const *extra)
             t->pid = 0;
         }
     }
-    tu_print_log(t);
+    tu_tsd_print_log(t);
     return -1;
 }
 
@@ -237,7 +249,7 @@ int tu_tsd_stop(tu_tsd_t *t)
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    tu_print_log(t);
+    tu_tsd_print_log(t);
     kill(t->pid, SIGKILL);
     waitpid(t->pid, &st, 0);
     t->pid = 0;
@@ -263,8 +275,8 @@ void tu_tsd_destroy(tu_tsd_t *t)
     }
 }
 
-int tu_http(int port, const char *method, const char *target, const char *headers,
-            const void *body, size_t body_len, char **resp, char **hdrs)
+int tu_http(int port, const char *method, const char *target, const char *headers, const void *body,
+            size_t body_len, char **resp, char **hdrs)
 {
     if (resp) *resp = NULL;
     if (hdrs) *hdrs = NULL;

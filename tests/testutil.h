@@ -42,6 +42,8 @@ int tu_tsd_start(tu_tsd_t *t, const char *const *extra);
 int tu_tsd_stop(tu_tsd_t *t);
 /* SIGKILL and wait. */
 void tu_tsd_kill(tu_tsd_t *t);
+/* Copies the daemon's log (its stderr since the first start) to stderr. */
+void tu_tsd_print_log(const tu_tsd_t *t);
 /* Stops if running and removes the data dir. */
 void tu_tsd_destroy(tu_tsd_t *t);
 
@@ -57,5 +59,5 @@ size_t tu_recv_some(int fd, char *buf, size_t cap, int timeout_ms);
  * each ending in "\r\n" (or NULL). Body may be NULL. Returns the status code
  * (or -1), the response body in *resp (malloc'd, NUL-terminated; may be
  * NULL) and, if hdrs is non-NULL, the raw response headers (malloc'd). */
-int tu_http(int port, const char *method, const char *target, const char *headers,
-            const void *body, size_t body_len, char **resp, char **hdrs);
+int tu_http(int port, const char *method, const char *target, const char *headers, const void *body,
+            size_t body_len, char **resp, char **hdrs);
