@@ -32,7 +32,6 @@ typedef struct {
     datagen_class_t cls;
 } series_t;
 
-
 static volatile uint64_t sink;
 
 /* Times 'runs' passes of op over the series of class cls (-1 = all) and

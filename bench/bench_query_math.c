@@ -32,7 +32,6 @@ typedef struct {
     size_t n;
 } ser_t;
 
-
 static volatile uint64_t sink;
 
 static query_dp_t to_dp(const codec_point_t *c)
@@ -66,7 +65,8 @@ static size_t gen(uint64_t seed, uint64_t idx, int64_t start, int64_t len, int o
 static size_t total_points(const ser_t *s, size_t ns)
 {
     size_t t = 0;
-    for (size_t i = 0; i < ns; i++) t += s[i].n;
+    for (size_t i = 0; i < ns; i++)
+        t += s[i].n;
     return t;
 }
 
@@ -87,8 +87,8 @@ static double time_memcpy(const ser_t *s, size_t ns, int runs, query_dp_t *tmp)
 }
 
 static double time_downsample(const ser_t *s, size_t ns, const query_downsample_t *ds,
-                              const char *tz, int64_t start, int64_t end, int runs,
-                              query_dp_t *out, size_t cap)
+                              const char *tz, int64_t start, int64_t end, int runs, query_dp_t *out,
+                              size_t cap)
 {
     double r[MAX_RUNS];
     size_t pts = total_points(s, ns);
@@ -137,7 +137,8 @@ static double time_aggregate(const ser_t *s, size_t ns, const char *agg, int rat
 
 static void free_series(ser_t *s, size_t ns)
 {
-    for (size_t i = 0; i < ns; i++) free(s[i].p);
+    for (size_t i = 0; i < ns; i++)
+        free(s[i].p);
     free(s);
 }
 
@@ -184,9 +185,12 @@ int main(int argc, char **argv)
          QUERY_FILL_ZERO},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        query_downsample_t ds = {.interval_ms = cases[c].iv, .calendar = cases[c].cal,
-                                 .count = cases[c].count, .unit = cases[c].unit,
-                                 .agg = query_agg_find(cases[c].agg), .fill = cases[c].fill};
+        query_downsample_t ds = {.interval_ms = cases[c].iv,
+                                 .calendar = cases[c].cal,
+                                 .count = cases[c].count,
+                                 .unit = cases[c].unit,
+                                 .agg = query_agg_find(cases[c].agg),
+                                 .fill = cases[c].fill};
         double r = time_downsample(day, nd, &ds, cases[c].tz, DAY_START, DAY_START + DAY_MS - 1,
                                    runs, out, ds_cap);
         printf("  %-34s %8.1f M points/s\n", cases[c].label, r / 1e6);
@@ -217,7 +221,8 @@ int main(int argc, char **argv)
     ser_t *raw = xcalloc(nd, sizeof *raw);
     for (size_t i = 0; i < nd; i++) {
         size_t n = 0;
-        while (n < day[i].n && day[i].p[n].ts_ms < DAY_START + HOUR_MS) n++;
+        while (n < day[i].n && day[i].p[n].ts_ms < DAY_START + HOUR_MS)
+            n++;
         raw[i].p = day[i].p;
         raw[i].n = n;
     }
@@ -238,7 +243,8 @@ int main(int argc, char **argv)
     }
     size_t hr_pts = total_points(hr, nr);
     ser_t *rated = xcalloc(nr, sizeof *rated);
-    for (size_t i = 0; i < nr; i++) rated[i].p = xmalloc((hr[i].n + 1) * sizeof *tmp);
+    for (size_t i = 0; i < nr; i++)
+        rated[i].p = xmalloc((hr[i].n + 1) * sizeof *tmp);
     printf("rate: %zu series x 1 h (%zu points), median of %d runs\n", nr, hr_pts, runs);
     printf("  %-34s %8.1f M points/s\n", "memcpy (ceiling)", time_memcpy(hr, nr, runs, tmp) / 1e6);
     double rr[MAX_RUNS];
@@ -251,7 +257,8 @@ int main(int argc, char **argv)
         }
         rr[k] = (double)hr_pts / (bench_now_s() - t0);
     }
-    printf("  %-34s %8.1f M points/s\n", "copy + query_rate (counter)", bench_median(rr, (size_t)(runs)) / 1e6);
+    printf("  %-34s %8.1f M points/s\n", "copy + query_rate (counter)",
+           bench_median(rr, (size_t)(runs)) / 1e6);
     r = time_aggregate(rated, nr, "sum", 1, runs, &n_out);
     printf("  %-34s %8.1f M points/s  (%ld output points)\n", "sum of rates (step)", r / 1e6,
            n_out);

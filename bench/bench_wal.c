@@ -185,7 +185,8 @@ static void run_put(int nt, int second_pass)
                (double)n_pts / (t1 - t0) / 1e6, (double)n_pts / (t2 - t0) / 1e6,
                (double)st.wal_bytes_written / (double)st.points_accepted);
         /* the next pass: the same series an hour later (new points, not duplicates) */
-        for (size_t i = 0; i < n_pts; i++) dps[i].pt.ts_ms += 3600000;
+        for (size_t i = 0; i < n_pts; i++)
+            dps[i].pt.ts_ms += 3600000;
     }
     tsdb_close(db);
     oct_config_free(cfg);

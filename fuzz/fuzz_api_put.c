@@ -19,7 +19,11 @@
 
 /* Discards a result on purpose (a cast to void does not silence GCC's
  * warn_unused_result). */
-#define FUZZ_IGNORE(x) do { if (x) {} } while (0)
+#define FUZZ_IGNORE(x)                                                                             \
+    do {                                                                                           \
+        if (x) {                                                                                   \
+        }                                                                                          \
+    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -67,8 +71,7 @@ static void element(const json_value_t *v)
     if (val) {
         codec_point_t pt;
         memset(&pt, 0, sizeof pt);
-        if (tsdb_parse_value(val, vl, &pt, &eb) == 0 && pt.is_float && !isfinite(pt.val.f))
-            abort();
+        if (tsdb_parse_value(val, vl, &pt, &eb) == 0 && pt.is_float && !isfinite(pt.val.f)) abort();
     }
     if (jtags && jtags->type == JSON_OBJECT) {
         for (const json_value_t *t = jtags->child; t; t = t->next) {

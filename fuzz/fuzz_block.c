@@ -84,7 +84,8 @@ static void encode_mode(const uint8_t *in, size_t len)
         a[n].ts_ms = ts;
         a[n].is_float = fl & 1;
         uint64_t bits = 0;
-        for (int i = 0; i < 8; i++) bits = bits << 8 | in[off + 3 + i];
+        for (int i = 0; i < 8; i++)
+            bits = bits << 8 | in[off + 3 + i];
         /* Small values are what collectors send: let the flag shrink them. */
         if (fl & 2) bits = (uint64_t)(int64_t)(int8_t)(bits & 0xFF);
         if (a[n].is_float && (fl & 2)) {

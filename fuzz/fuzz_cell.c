@@ -18,10 +18,14 @@
 
 /* Discards a result on purpose (a cast to void does not silence GCC's
  * warn_unused_result). */
-#define FUZZ_IGNORE(x) do { if (x) {} } while (0)
+#define FUZZ_IGNORE(x)                                                                             \
+    do {                                                                                           \
+        if (x) {                                                                                   \
+        }                                                                                          \
+    } while (0)
 
-#define MAX_CELLS 32
-#define MAX_PTS   4096
+#define MAX_CELLS      32
+#define MAX_PTS        4096
 #define OFFSET_S_BITS  4095u    /* largest 12-bit seconds offset */
 #define OFFSET_MS_BITS 4194303u /* largest 22-bit ms offset */
 
@@ -54,8 +58,7 @@ static void single_roundtrip(const codec_cell_t *c, uint32_t base_s)
     codec_cell_buf_t cb;
     if (codec_point_encode(&p, base_s, dp.ms, &cb, &eb) != 0) abort();
     codec_dp_t dp2;
-    if (codec_cell_decode_single(cb.qual, cb.qual_len, cb.val, cb.val_len, &dp2, &eb) != 0)
-        abort();
+    if (codec_cell_decode_single(cb.qual, cb.qual_len, cb.val, cb.val_len, &dp2, &eb) != 0) abort();
     if (dp2.offset_ms != dp.offset_ms || dp2.is_float != dp.is_float) abort();
     if (dp.is_float ? memcmp(&dp.val.f, &dp2.val.f, 8) : dp.val.i != dp2.val.i) abort();
 }

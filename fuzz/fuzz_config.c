@@ -18,7 +18,11 @@
 
 /* Discards a result on purpose (a cast to void does not silence GCC's
  * warn_unused_result). */
-#define FUZZ_IGNORE(x) do { if (x) {} } while (0)
+#define FUZZ_IGNORE(x)                                                                             \
+    do {                                                                                           \
+        if (x) {                                                                                   \
+        }                                                                                          \
+    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,15 +54,30 @@ static void escape(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\f': fputs("\\f", f); break;
-        case ' ': case '=': case ':': case '#': case '!': case '\\':
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\f':
+            fputs("\\f", f);
+            break;
+        case ' ':
+        case '=':
+        case ':':
+        case '#':
+        case '!':
+        case '\\':
             fputc('\\', f);
             fputc(*s, f);
             break;
-        default: fputc(*s, f); break;
+        default:
+            fputc(*s, f);
+            break;
         }
     }
 }

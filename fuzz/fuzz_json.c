@@ -65,7 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rs = json_stream_open(&st, s, n, flags, &eb);
     if (rs == 0) {
         json_value_t *e;
-        while ((rs = json_stream_next(&st, &sa, &e, &eb)) == 1) json_arena_reset(&sa);
+        while ((rs = json_stream_next(&st, &sa, &e, &eb)) == 1)
+            json_arena_reset(&sa);
         if (rp == 0 && v->type == JSON_ARRAY && rs != 0) abort();
         if (rs == 0 && rp != 0) abort();
     }

@@ -15,7 +15,11 @@
 
 /* Discards a result on purpose (a cast to void does not silence GCC's
  * warn_unused_result). */
-#define FUZZ_IGNORE(x) do { if (x) {} } while (0)
+#define FUZZ_IGNORE(x)                                                                             \
+    do {                                                                                           \
+        if (x) {                                                                                   \
+        }                                                                                          \
+    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -25,7 +25,11 @@
 
 /* Discards a result on purpose (a cast to void does not silence GCC's
  * warn_unused_result). */
-#define FUZZ_IGNORE(x) do { if (x) {} } while (0)
+#define FUZZ_IGNORE(x)                                                                             \
+    do {                                                                                           \
+        if (x) {                                                                                   \
+        }                                                                                          \
+    } while (0)
 
 #define MAX_SLICES 512
 
@@ -143,7 +147,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     /* The metric may hold '=' (the tokenizer does not validate names). */
-    if (!inside(dp.metric, line, len) || !dp.metric.len || memchr(dp.metric.ptr, ' ', dp.metric.len))
+    if (!inside(dp.metric, line, len) || !dp.metric.len ||
+        memchr(dp.metric.ptr, ' ', dp.metric.len))
         abort();
     if (2 * dp.n_tags > room || dp.tags != tags_a) abort();
     for (size_t i = 0; i < 2 * dp.n_tags; i++)

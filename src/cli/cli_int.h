@@ -47,13 +47,13 @@ int cli_cmd_query(int argc, char **argv);
  * START [END] [+gnuplot opts] <q>...; <q> = AGG [rate] [counter[,max[,reset]]]
  * [downsample N AGG] METRIC [k=v ...] (OpenTSDB's CliQuery); these helpers live in cmd_scan.c. */
 typedef struct {
-    char *agg;           /* aggregator name as given */
+    char *agg; /* aggregator name as given */
     int rate;
     int counter;
     int64_t counter_max; /* INT64_MAX unless given */
     int64_t reset_value; /* 0 unless given */
     int has_downsample;
-    int64_t ds_ms;       /* N, in milliseconds */
+    int64_t ds_ms; /* N, in milliseconds */
     char *ds_agg;
     char *metric;
     char **tagk, **tagv; /* n_tags tags as given (values may be filters: *, a|b, ...) */
@@ -63,7 +63,7 @@ typedef struct {
 typedef struct {
     int64_t start_ms, end_ms; /* end = now when not given */
     int has_end;
-    char **plot_opts;         /* "+k=v" arguments, as given */
+    char **plot_opts; /* "+k=v" arguments, as given */
     size_t n_plot_opts;
     cli_query_t *q;
     size_t n;

@@ -40,7 +40,7 @@ int cli_cmd_tsd(int argc, char **argv)
     int rc = tsd_run(cfg, &eb);
     if (rc) {
         oct_log_error("tsd", "%s", eb.msg[0] ? eb.msg : oct_strerror(rc));
-        status = rc == OCT_ECONFIG ? CLI_EXIT_USAGE
+        status = rc == OCT_ECONFIG                                           ? CLI_EXIT_USAGE
                  : (rc == OCT_ELOCKED || rc == OCT_ELAYOUT || rc == OCT_EIO) ? CLI_EXIT_STORAGE
                                                                              : 1;
     }

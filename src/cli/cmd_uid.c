@@ -76,8 +76,8 @@ static int uid_assign_names(uid_registry_t *r, codec_uid_kind_t k, int n, char *
         oct_errbuf_t eb;
         oct_errbuf_clear(&eb);
         uint64_t id;
-        int rc = uid_get_or_create(r, k, (const uint8_t *)names[i], strlen(names[i]), &id, NULL,
-                                   &eb);
+        int rc =
+            uid_get_or_create(r, k, (const uint8_t *)names[i], strlen(names[i]), &id, NULL, &eb);
         if (rc) {
             int st = uid_report("assign", rc, &eb);
             if (st > status) status = st;
@@ -96,7 +96,7 @@ typedef struct {
         size_t len;
         codec_uid_kind_t kind;
         uint64_t id;
-    } *hits;
+    } * hits;
     size_t n, cap;
 } uid_grep_t;
 
@@ -165,8 +165,8 @@ static int uid_grep(uid_registry_t *r, int argc, char **argv, int icase)
     if (g.n) qsort(g.hits, g.n, sizeof *g.hits, uid_grep_hit_cmp);
     for (size_t i = 0; i < g.n; i++) {
         if (status == CLI_EXIT_OK)
-            uid_print(g.hits[i].kind, (const uint8_t *)g.hits[i].name, g.hits[i].len,
-                      g.hits[i].id, uid_width(r, g.hits[i].kind));
+            uid_print(g.hits[i].kind, (const uint8_t *)g.hits[i].name, g.hits[i].len, g.hits[i].id,
+                      uid_width(r, g.hits[i].kind));
         free(g.hits[i].name);
     }
     if (status == CLI_EXIT_OK && g.n == 0) status = CLI_EXIT_NOTFOUND;
@@ -195,7 +195,8 @@ static int uid_lookup(uid_registry_t *r, int argc, char **argv)
     long long v = 0;
     if (*arg) {
         v = strtoll(arg, &end, 10);
-        is_id = *end == '\0' && (arg[0] == '-' || arg[0] == '+' || (arg[0] >= '0' && arg[0] <= '9'));
+        is_id =
+            *end == '\0' && (arg[0] == '-' || arg[0] == '+' || (arg[0] >= '0' && arg[0] <= '9'));
     }
     int found = 0;
     for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
@@ -210,8 +211,8 @@ static int uid_lookup(uid_registry_t *r, int argc, char **argv)
                 rc = oct_err(&eb, OCT_ENOSUCHID, "No such unique ID for '%s': %lld",
                              uid_kind_name((codec_uid_kind_t)k), v);
             } else {
-                rc = uid_get_name(r, (codec_uid_kind_t)k, (uint64_t)v, name, sizeof name, &len,
-                                  &eb);
+                rc =
+                    uid_get_name(r, (codec_uid_kind_t)k, (uint64_t)v, name, sizeof name, &len, &eb);
             }
             if (rc == 0) {
                 uid_print((codec_uid_kind_t)k, name, len, (uint64_t)v,
@@ -235,8 +236,7 @@ static int uid_lookup(uid_registry_t *r, int argc, char **argv)
     return found ? CLI_EXIT_OK : CLI_EXIT_NOTFOUND;
 }
 
-static void uid_fsck_print(void *ctx, codec_uid_kind_t kind, uid_fsck_problem_t p,
-                           const char *msg)
+static void uid_fsck_print(void *ctx, codec_uid_kind_t kind, uid_fsck_problem_t p, const char *msg)
 {
     (void)ctx;
     printf("%s: %s: %s\n", kind < CODEC_UID_N_KINDS ? uid_kind_name(kind) : "(unknown kind)",
@@ -247,8 +247,10 @@ static int uid_fsck_cmd(uid_registry_t *r, int argc, char **argv)
 {
     uid_fsck_opts_t o = {0};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "fix")) o.fix = 1;
-        else if (!strcmp(argv[i], "delete_unknown")) o.delete_unknown = 1;
+        if (!strcmp(argv[i], "fix"))
+            o.fix = 1;
+        else if (!strcmp(argv[i], "delete_unknown"))
+            o.delete_unknown = 1;
         else {
             fprintf(stderr, "octsdb uid fsck: unknown argument '%s'\n", argv[i]);
             return CLI_EXIT_USAGE;
@@ -268,7 +270,8 @@ static int uid_fsck_cmd(uid_registry_t *r, int argc, char **argv)
         printf("No errors found.\n");
         return CLI_EXIT_OK;
     }
-    printf("%llu errors found.%s\n", (unsigned long long)st.errors, o.fix ? "" : " Run with fix to repair.");
+    printf("%llu errors found.%s\n", (unsigned long long)st.errors,
+           o.fix ? "" : " Run with fix to repair.");
     if (o.fix) printf("%llu repairs made.\n", (unsigned long long)st.fixed);
     return CLI_EXIT_NOTFOUND;
 }
@@ -305,8 +308,10 @@ static int uid_run(uid_registry_t *r, int argc, char **argv, int icase)
     }
     if (!strcmp(sub, "metasync") || !strcmp(sub, "metapurge") || !strcmp(sub, "treesync") ||
         !strcmp(sub, "treepurge")) {
-        fprintf(stderr, "octsdb uid %s: not available yet (meta and tree tables come with the "
-                        "TSD)\n", sub);
+        fprintf(stderr,
+                "octsdb uid %s: not available yet (meta and tree tables come with the "
+                "TSD)\n",
+                sub);
         return CLI_EXIT_USAGE;
     }
     if (argc == 1 || argc == 2) return uid_lookup(r, argc, argv);
@@ -315,8 +320,7 @@ wrong_args:
     uid_usage(stderr);
     return CLI_EXIT_USAGE;
 bad_kind:
-    fprintf(stderr, "octsdb uid %s: unknown kind '%s' (use metrics, tagk or tagv)\n", sub,
-            argv[1]);
+    fprintf(stderr, "octsdb uid %s: unknown kind '%s' (use metrics, tagk or tagv)\n", sub, argv[1]);
     return CLI_EXIT_USAGE;
 }
 
@@ -365,8 +369,10 @@ static int cmd_uid_common(int argc, char **argv, int mkmetric)
     }
     if (argc < 2) {
         fprintf(stderr, "Not enough arguments\n");
-        if (mkmetric) fprintf(stderr, "usage: octsdb mkmetric [flags] <name> [names]\n");
-        else uid_usage(stderr);
+        if (mkmetric)
+            fprintf(stderr, "usage: octsdb mkmetric [flags] <name> [names]\n");
+        else
+            uid_usage(stderr);
         oct_config_free(cfg);
         return CLI_EXIT_USAGE;
     }

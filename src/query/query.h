@@ -38,11 +38,11 @@ typedef struct {
 /* ---- aggregators (reference §7.12) ---------------------------------- */
 
 typedef enum {
-    QUERY_INTERP_LERP,  /* linear interpolation */
-    QUERY_INTERP_ZIM,   /* missing -> 0 */
-    QUERY_INTERP_MAX,   /* missing -> max sentinel (mimmin) */
-    QUERY_INTERP_MIN,   /* missing -> min sentinel (mimmax) */
-    QUERY_INTERP_PREV,  /* missing -> previous value of that series (pfsum) */
+    QUERY_INTERP_LERP, /* linear interpolation */
+    QUERY_INTERP_ZIM,  /* missing -> 0 */
+    QUERY_INTERP_MAX,  /* missing -> max sentinel (mimmin) */
+    QUERY_INTERP_MIN,  /* missing -> min sentinel (mimmax) */
+    QUERY_INTERP_PREV, /* missing -> previous value of that series (pfsum) */
 } query_interp_t;
 
 typedef struct query_agg query_agg_t; /* opaque, static: never freed */
@@ -69,19 +69,19 @@ int query_agg_apply(const query_agg_t *a, const query_dp_t *vals, size_t n, quer
 typedef enum { QUERY_FILL_NONE = 0, QUERY_FILL_NAN, QUERY_FILL_NULL, QUERY_FILL_ZERO } query_fill_t;
 
 typedef struct {
-    int64_t interval_ms;       /* fixed interval; for calendar specs, the nominal length */
-    int all;                   /* "0all-<agg>": one bucket for the whole query */
-    int calendar;              /* "1dc", or useCalendar: align to the calendar in 'timezone' */
-    int64_t count;             /* calendar: number of units */
-    char unit;                 /* 'S' ms, 's', 'm', 'h', 'd', 'w', 'n' (month), 'y' */
+    int64_t interval_ms; /* fixed interval; for calendar specs, the nominal length */
+    int all;             /* "0all-<agg>": one bucket for the whole query */
+    int calendar;        /* "1dc", or useCalendar: align to the calendar in 'timezone' */
+    int64_t count;       /* calendar: number of units */
+    char unit;           /* 'S' ms, 's', 'm', 'h', 'd', 'w', 'n' (month), 'y' */
     const query_agg_t *agg;
     query_fill_t fill;
 } query_downsample_t;
 
 typedef struct {
     int counter;
-    int64_t counter_max;       /* default INT64_MAX */
-    int64_t reset_value;       /* default 0 */
+    int64_t counter_max; /* default INT64_MAX */
+    int64_t reset_value; /* default 0 */
     int drop_resets;
 } query_rate_t;
 
@@ -100,15 +100,15 @@ typedef enum {
 typedef struct query_filter {
     query_filter_type_t type;
     char *tagk;
-    char *expr;                /* as given, e.g. "web01|web02", "web*", "^web[0-9]+$" */
+    char *expr; /* as given, e.g. "web01|web02", "web*", "^web[0-9]+$" */
     int group_by;
-    void *compiled;            /* private: literals, pattern parts, PCRE2 code */
+    void *compiled; /* private: literals, pattern parts, PCRE2 code */
 } query_filter_t;
 
 typedef struct {
     const query_agg_t *agg;
-    char *metric;              /* NULL when tsuids are given */
-    char **tsuids;             /* hex strings */
+    char *metric;  /* NULL when tsuids are given */
+    char **tsuids; /* hex strings */
     size_t n_tsuids;
     int has_downsample;
     query_downsample_t ds;
@@ -117,12 +117,12 @@ typedef struct {
     query_filter_t *filters;
     size_t n_filters;
     int explicit_tags;
-    int index;                 /* position in the request (query.index in showQuery) */
+    int index; /* position in the request (query.index in showQuery) */
 } query_sub_t;
 
 typedef struct {
-    int64_t start_ms, end_ms;  /* inclusive */
-    char *timezone;            /* NULL = tsd.core.timezone / UTC */
+    int64_t start_ms, end_ms; /* inclusive */
+    char *timezone;           /* NULL = tsd.core.timezone / UTC */
     int use_calendar;
     int ms_resolution, show_tsuids, no_annotations, global_annotations, show_query, show_stats,
         show_summary, delete_data, arrays;
@@ -143,12 +143,11 @@ int query_sub_equal(const query_sub_t *a, const query_sub_t *b);
  * space) in 'tz' (NULL = UTC), numeric seconds (<= 10 chars) or ms, and
  * "<10 digits>.<1..3 digits>" as seconds with a fraction. now_ms is the
  * clock. Returns 0 or OCT_EPARSE with OpenTSDB's message. */
-OCT_MUST_CHECK int query_parse_time(const char *s, const char *tz, int64_t now_ms,
-                                    int64_t *out_ms, oct_errbuf_t *eb);
+OCT_MUST_CHECK int query_parse_time(const char *s, const char *tz, int64_t now_ms, int64_t *out_ms,
+                                    oct_errbuf_t *eb);
 
 /* "<n><unit>[c]-<agg>[-<fill>]" or "0all-<agg>". */
-OCT_MUST_CHECK int query_parse_downsample(const char *s, query_downsample_t *out,
-                                          oct_errbuf_t *eb);
+OCT_MUST_CHECK int query_parse_downsample(const char *s, query_downsample_t *out, oct_errbuf_t *eb);
 
 /* One `m=` parameter value (reference §7.5 grammar) appended to q->subs. */
 OCT_MUST_CHECK int query_parse_m(query_t *q, const char *m, oct_errbuf_t *eb);
@@ -185,8 +184,7 @@ OCT_MUST_CHECK int query_filter_from_tag(query_filter_t *f, const char *tagk, co
 size_t query_downsample_bound(const query_downsample_t *ds, int64_t start_ms, int64_t end_ms,
                               size_t n_in);
 long query_downsample(const query_downsample_t *ds, const char *tz, int64_t start_ms,
-                      int64_t end_ms, const query_dp_t *in, size_t n, query_dp_t *out,
-                      size_t cap);
+                      int64_t end_ms, const query_dp_t *in, size_t n, query_dp_t *out, size_t cap);
 
 /* Rate of change per second (reference §8.3, RateSpan), in place: returns
  * the number of output points (the first point yields none). */

@@ -22,8 +22,8 @@ int32_t query_tz_offset_at(const query_tz_t *tz, int64_t t_s);
 /* UTC instant of a local wall-clock time. Ambiguous times (fall back) take
  * the earlier instant; times in a gap (spring forward) move forward by the
  * gap, as java.time does. */
-int64_t query_tz_local_to_utc(const query_tz_t *tz, int year, int month, int day, int hour,
-                              int min, int sec);
+int64_t query_tz_local_to_utc(const query_tz_t *tz, int year, int month, int day, int hour, int min,
+                              int sec);
 
 /* Breaks UTC instant t_s into local fields (month 1..12, wday 0=Sunday). */
 void query_tz_utc_to_local(const query_tz_t *tz, int64_t t_s, int *year, int *month, int *day,

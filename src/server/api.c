@@ -35,9 +35,9 @@
  * exists. sub is "" for /api/query, else "last", "exp", "gexp", ... */
 
 enum { MODE_RW = 1u << TSD_MODE_RW, MODE_RO = 1u << TSD_MODE_RO, MODE_WO = 1u << TSD_MODE_WO };
-#define MODE_ALL (MODE_RW | MODE_RO | MODE_WO)
+#define MODE_ALL   (MODE_RW | MODE_RO | MODE_WO)
 #define MODE_WRITE (MODE_RW | MODE_WO)
-#define MODE_READ (MODE_RW | MODE_RO)
+#define MODE_READ  (MODE_RW | MODE_RO)
 
 typedef struct {
     const char *path; /* after "api/" */
@@ -89,8 +89,7 @@ static unsigned api_verb_bit(const char *m)
 void api_method_not_allowed(api_call_t *c)
 {
     char det[128];
-    snprintf(det, sizeof det, "The HTTP method [%s] is not permitted for this endpoint",
-             c->method);
+    snprintf(det, sizeof det, "The HTTP method [%s] is not permitted for this endpoint", c->method);
     http_error(c->resp, 405, "Method not allowed", det);
 }
 
@@ -132,13 +131,12 @@ static int api_query_deletes(api_call_t *c)
 {
     char ov[16];
     if (c->verb == API_DELETE) return 1;
-    if (http_param(c->req, "method_override", ov, sizeof ov) && !strcasecmp(ov, "delete"))
-        return 1;
+    if (http_param(c->req, "method_override", ov, sizeof ov) && !strcasecmp(ov, "delete")) return 1;
     if (c->verb != API_POST || !api_has_body(c)) return 0;
     json_value_t *v;
     oct_errbuf_t eb;
-    if (json_parse(&c->arena, (const char *)c->req->body, c->req->body_len,
-                   JSON_ALLOW_NONFINITE, &v, &eb))
+    if (json_parse(&c->arena, (const char *)c->req->body, c->req->body_len, JSON_ALLOW_NONFINITE,
+                   &v, &eb))
         return 0; /* the handler answers 400 */
     const json_value_t *d = v->type == JSON_OBJECT ? json_obj_get(v, "delete") : NULL;
     /* conservative: the handler also takes "true", 1, ...; only an absent,
@@ -151,12 +149,15 @@ static void api_dispatch(api_call_t *c, const api_route_t *r, auth_role_t role)
     if (r->override) {
         char ov[16];
         if (http_param(c->req, "method_override", ov, sizeof ov) && ov[0]) {
-            for (char *p = ov; *p; p++) *p = (char)toupper((unsigned char)*p);
+            for (char *p = ov; *p; p++)
+                *p = (char)toupper((unsigned char)*p);
             unsigned b = api_verb_bit(ov);
             if (b) {
                 c->verb = b;
-                c->method = b == API_GET ? "GET" : b == API_POST ? "POST" : b == API_PUT ? "PUT"
-                                                                                         : "DELETE";
+                c->method = b == API_GET    ? "GET"
+                            : b == API_POST ? "POST"
+                            : b == API_PUT  ? "PUT"
+                                            : "DELETE";
             }
         }
     }
@@ -205,7 +206,8 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
     size_t nseg = 0;
     const char *p = req->path ? req->path : "/";
     while (*p) {
-        while (*p == '/') p++;
+        while (*p == '/')
+            p++;
         if (!*p) break;
         if (nseg == 16 || pl + 2 >= sizeof path) {
             http_error(resp, 404, "Endpoint not found", NULL);
@@ -215,7 +217,8 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
         while (*p && *p != '/' && pl + 1 < sizeof path)
             path[pl++] = (char)tolower((unsigned char)*p++);
         path[pl++] = '\0';
-        while (*p && *p != '/') p++; /* overlong segment: truncated, won't match */
+        while (*p && *p != '/')
+            p++; /* overlong segment: truncated, won't match */
     }
 
     unsigned mode_bit = 1u << tsd->mode;
@@ -253,8 +256,7 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
     const api_route_t *r = NULL;
     if (api) {
         r = api_find(api_routes, sizeof api_routes / sizeof *api_routes, key, mode_bit);
-        if (!r && nseg > first && !strcmp(segs[first], "query") &&
-            (mode_bit & MODE_READ)) {
+        if (!r && nseg > first && !strcmp(segs[first], "query") && (mode_bit & MODE_READ)) {
             if (role != AUTH_ROLE_RW && api_query_deletes(&c))
                 auth_http_forbidden(resp);
             else
@@ -365,7 +367,8 @@ int api_parse_mexpr(api_call_t *c, const char *m, api_mexpr_t *e)
     e->metric = s;
     char *t = brace + 1;
     size_t cap = 1;
-    for (char *q = t; *q; q++) cap += *q == ',';
+    for (char *q = t; *q; q++)
+        cap += *q == ',';
     e->tagk = json_arena_alloc(&c->arena, cap * sizeof *e->tagk);
     e->tagv = json_arena_alloc(&c->arena, cap * sizeof *e->tagv);
     while (*t) {
@@ -407,7 +410,8 @@ int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, 
         const uint8_t *pk = tsuid + mw + i * (kw + vw);
         uint8_t buf[UID_NAME_MAX];
         size_t bl;
-        int rc = uid_get_name(u, CODEC_UID_TAGK, codec_uid_decode(pk, kw), buf, sizeof buf, &bl, eb);
+        int rc =
+            uid_get_name(u, CODEC_UID_TAGK, codec_uid_decode(pk, kw), buf, sizeof buf, &bl, eb);
         if (rc) return rc;
         kv[i].k = json_arena_strndup(&c->arena, (const char *)buf, bl);
         kv[i].kl = bl;

@@ -21,9 +21,9 @@ typedef struct {
     tsd_ctx_t *tsd;
     const http_request_t *req;
     http_response_t *resp;
-    unsigned verb;        /* the API_* bit of the effective method (method_override applied) */
-    const char *method;   /* the effective method's name, for messages */
-    json_arena_t arena;   /* per request; freed by the router */
+    unsigned verb;      /* the API_* bit of the effective method (method_override applied) */
+    const char *method; /* the effective method's name, for messages */
+    json_arena_t arena; /* per request; freed by the router */
 } api_call_t;
 
 /* Endpoints (each file's entry points). */
@@ -107,8 +107,8 @@ int api_write_annotation(api_call_t *c, json_writer_t *w, const char *json, size
 typedef struct {
     const char *metric; /* may be "" */
     size_t n_tags;
-    const char **tagk;  /* "*" = any key */
-    const char **tagv;  /* "*" = any value */
+    const char **tagk; /* "*" = any key */
+    const char **tagv; /* "*" = any value */
 } api_mexpr_t;
 
 /* Parses m into e (strings in the call's arena). Returns 0 or -1 with a 400

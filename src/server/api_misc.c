@@ -58,7 +58,8 @@ static int api_config_cb(void *ctx, const char *key, const char *value)
     json_w_key(w, key);
     /* OpenTSDB masks every key containing "PASS" (upper-cased match). */
     int secret = 0;
-    for (const char *p = key; *p && !secret; p++) secret = !strncasecmp(p, "pass", 4);
+    for (const char *p = key; *p && !secret; p++)
+        secret = !strncasecmp(p, "pass", 4);
     json_w_str(w, secret ? "********" : value);
     return 0;
 }
@@ -91,12 +92,10 @@ static const struct {
      "separated by the pipe character.",
      "host=literal_or(web01|web02)  {\"type\":\"literal_or\",\"tagk\":\"host\","
      "\"filter\":\"web01|web02\",\"groupBy\":false}"},
-    {"not_iliteral_or",
-     "Matches tag values that are none of the given literals, ignoring case.",
+    {"not_iliteral_or", "Matches tag values that are none of the given literals, ignoring case.",
      "host=not_iliteral_or(web01|WEB02)  {\"type\":\"not_iliteral_or\",\"tagk\":\"host\","
      "\"filter\":\"web01|WEB02\",\"groupBy\":false}"},
-    {"not_literal_or",
-     "Matches tag values that are none of the given literals, case-sensitively.",
+    {"not_literal_or", "Matches tag values that are none of the given literals, case-sensitively.",
      "host=not_literal_or(web01|web02)  {\"type\":\"not_literal_or\",\"tagk\":\"host\","
      "\"filter\":\"web01|web02\",\"groupBy\":false}"},
     {"regexp",
@@ -130,11 +129,10 @@ void api_config_filters(api_call_t *c)
 
 /* OpenTSDB 2.4's full list (reference §7.12), sorted by strcmp. */
 static const char *const api_aggregator_names[] = {
-    "avg",     "count",   "dev",     "diff",    "ep50r3",  "ep50r7",  "ep75r3",  "ep75r7",
-    "ep90r3",  "ep90r7",  "ep95r3",  "ep95r7",  "ep999r3", "ep999r7", "ep99r3",  "ep99r7",
-    "first",   "last",    "max",     "median",  "mimmax",  "mimmin",  "min",     "mult",
-    "none",    "p50",     "p75",     "p90",     "p95",     "p99",     "p999",    "pfsum",
-    "squareSum", "sum",   "zimsum",
+    "avg",    "count",  "dev",    "diff",    "ep50r3",  "ep50r7",    "ep75r3", "ep75r7", "ep90r3",
+    "ep90r7", "ep95r3", "ep95r7", "ep999r3", "ep999r7", "ep99r3",    "ep99r7", "first",  "last",
+    "max",    "median", "mimmax", "mimmin",  "min",     "mult",      "none",   "p50",    "p75",
+    "p90",    "p95",    "p99",    "p999",    "pfsum",   "squareSum", "sum",    "zimsum",
 };
 
 void api_aggregators(api_call_t *c)
@@ -149,17 +147,16 @@ void api_aggregators(api_call_t *c)
 
 void api_serializers(api_call_t *c)
 {
-    static const char *const parsers[] = {"parsePutV1",        "parseSuggestV1",
-                                          "parseUidAssignV1",  "parseUidRenameV1",
-                                          "parseUidMetaV1",    "parseTSMetaV1",
+    static const char *const parsers[] = {"parsePutV1",        "parseSuggestV1", "parseUidAssignV1",
+                                          "parseUidRenameV1",  "parseUidMetaV1", "parseTSMetaV1",
                                           "parseSearchQueryV1"};
     static const char *const formatters[] = {
-        "formatPutV1",          "formatSuggestV1",      "formatSerializersV1",
-        "formatAggregatorsV1",  "formatVersionV1",      "formatDropCachesV1",
-        "formatUidAssignV1",    "formatUidRenameV1",    "formatUidMetaV1",
-        "formatTSMetaV1",       "formatTSMetaListV1",   "formatSearchResultsV1",
-        "formatConfigV1",       "formatFilterConfigV1", "formatStatsV1",
-        "formatThreadStatsV1",  "formatQueryStatsV1",   "formatErrorV1",
+        "formatPutV1",         "formatSuggestV1",      "formatSerializersV1",
+        "formatAggregatorsV1", "formatVersionV1",      "formatDropCachesV1",
+        "formatUidAssignV1",   "formatUidRenameV1",    "formatUidMetaV1",
+        "formatTSMetaV1",      "formatTSMetaListV1",   "formatSearchResultsV1",
+        "formatConfigV1",      "formatFilterConfigV1", "formatStatsV1",
+        "formatThreadStatsV1", "formatQueryStatsV1",   "formatErrorV1",
         "formatNotFoundV1"};
     json_writer_t w;
     api_json_begin(c, &w);
@@ -167,7 +164,8 @@ void api_serializers(api_call_t *c)
     json_w_obj_begin(&w);
     json_w_key(&w, "formatters");
     json_w_arr_begin(&w);
-    for (size_t i = 0; i < sizeof formatters / sizeof *formatters; i++) json_w_str(&w, formatters[i]);
+    for (size_t i = 0; i < sizeof formatters / sizeof *formatters; i++)
+        json_w_str(&w, formatters[i]);
     json_w_arr_end(&w);
     json_w_key(&w, "serializer");
     json_w_str(&w, "json");
@@ -175,7 +173,8 @@ void api_serializers(api_call_t *c)
     json_w_str(&w, "application/json");
     json_w_key(&w, "parsers");
     json_w_arr_begin(&w);
-    for (size_t i = 0; i < sizeof parsers / sizeof *parsers; i++) json_w_str(&w, parsers[i]);
+    for (size_t i = 0; i < sizeof parsers / sizeof *parsers; i++)
+        json_w_str(&w, parsers[i]);
     json_w_arr_end(&w);
     json_w_key(&w, "class");
     json_w_str(&w, "net.opentsdb.tsd.HttpJsonSerializer");
@@ -293,9 +292,10 @@ void api_stats_threads(api_call_t *c)
         char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
         if (!lp || !rp || rp < lp) continue;
         char state = rp[1] == ' ' ? rp[2] : '?';
-        const char *st = state == 'R' ? "RUNNABLE" : state == 'S' ? "WAITING"
-                         : state == 'D'                           ? "BLOCKED"
-                                                                  : "UNKNOWN";
+        const char *st = state == 'R'   ? "RUNNABLE"
+                         : state == 'S' ? "WAITING"
+                         : state == 'D' ? "BLOCKED"
+                                        : "UNKNOWN";
         json_w_obj_begin(&w);
         json_w_key(&w, "threadID");
         json_w_int(&w, strtoll(de->d_name, NULL, 10));

@@ -50,14 +50,14 @@ typedef struct {
 typedef struct {
     api_call_t *c;
     int details;
-    oct_strbuf_t errors;     /* ,-separated {"datapoint":..,"error":..} entries */
+    oct_strbuf_t errors; /* ,-separated {"datapoint":..,"error":..} entries */
     uint64_t n_errors;
     uint64_t success, failed;
-    put_rec_t *recs;         /* PUT_CHUNK */
-    tsdb_dp_t *dps;          /* PUT_CHUNK */
-    size_t *dp_rec;          /* dps[i] came from recs[dp_rec[i]] */
+    put_rec_t *recs; /* PUT_CHUNK */
+    tsdb_dp_t *dps;  /* PUT_CHUNK */
+    size_t *dp_rec;  /* dps[i] came from recs[dp_rec[i]] */
     size_t n_recs, n_dps;
-    json_arena_t arena;      /* this chunk's DOM and tag slices */
+    json_arena_t arena; /* this chunk's DOM and tag slices */
     uint64_t seq;
     int have_seq;
 } put_state_t;
@@ -116,8 +116,8 @@ static const char *put_text(const json_value_t *v, size_t *len)
 }
 
 /* The timestamp of a point: 0 with the ms value and its resolution set, or -1 with msg. */
-static int put_timestamp(const json_value_t *v, put_rec_t *r, int64_t *ts_ms, int *is_ms,
-                         char *msg, size_t cap)
+static int put_timestamp(const json_value_t *v, put_rec_t *r, int64_t *ts_ms, int *is_ms, char *msg,
+                         size_t cap)
 {
     oct_errbuf_t eb;
     if (!v) {
@@ -306,7 +306,8 @@ static void put_flush(put_state_t *ps)
         if (n < 0) {
             char buf[OCT_ERRBUF_SIZE + 32];
             snprintf(buf, sizeof buf, "Storage exception: %s", eb.msg);
-            for (size_t i = 0; i < ps->n_dps; i++) put_fail(ps, &ps->recs[ps->dp_rec[i]], buf);
+            for (size_t i = 0; i < ps->n_dps; i++)
+                put_fail(ps, &ps->recs[ps->dp_rec[i]], buf);
         } else if (n > 0) {
             ps->success += (uint64_t)n;
             if (!ps->have_seq || seq > ps->seq) ps->seq = seq;
@@ -408,8 +409,8 @@ void api_put(api_call_t *c)
     /* Durable before acknowledged. */
     uint64_t timeouts = 0;
     if (ps.have_seq) {
-        int rc = tsdb_wait_durable(c->tsd->db, ps.seq, sync, sync && sync_timeout > 0 ? sync_timeout : -1,
-                                   &eb);
+        int rc = tsdb_wait_durable(c->tsd->db, ps.seq, sync,
+                                   sync && sync_timeout > 0 ? sync_timeout : -1, &eb);
         if (rc == OCT_EAGAIN) {
             /* Accepted (and visible) but not confirmed synced in time. */
             timeouts = ps.success;

@@ -145,8 +145,10 @@ static int parse_get(api_call_t *c, query_t *q)
     http_param_each(c->req, "m", collect_param, &ms);
     oct_errbuf_t eb;
     int rc = 0;
-    for (size_t i = 0; i < ts.n && !rc; i++) rc = query_parse_tsuid(q, ts.v[i], &eb);
-    for (size_t i = 0; i < ms.n && !rc; i++) rc = query_parse_m(q, ms.v[i], &eb);
+    for (size_t i = 0; i < ts.n && !rc; i++)
+        rc = query_parse_tsuid(q, ts.v[i], &eb);
+    for (size_t i = 0; i < ms.n && !rc; i++)
+        rc = query_parse_m(q, ms.v[i], &eb);
     free(ts.v);
     free(ms.v);
     if (rc < 0) {
@@ -214,7 +216,8 @@ static void add_filter(query_sub_t *s, const query_filter_t *f)
 
 static void clear_filters(query_sub_t *s)
 {
-    for (size_t i = 0; i < s->n_filters; i++) query_filter_free(&s->filters[i]);
+    for (size_t i = 0; i < s->n_filters; i++)
+        query_filter_free(&s->filters[i]);
     s->n_filters = 0;
 }
 
@@ -358,7 +361,8 @@ static int parse_post_sub(api_call_t *c, const json_value_t *o, query_sub_t *s)
 static void free_sub(query_sub_t *s)
 {
     free(s->metric);
-    for (size_t i = 0; i < s->n_tsuids; i++) free(s->tsuids[i]);
+    for (size_t i = 0; i < s->n_tsuids; i++)
+        free(s->tsuids[i]);
     free(s->tsuids);
     clear_filters(s);
     free(s->filters);
@@ -424,7 +428,8 @@ static int parse_post(api_call_t *c, query_t *q)
     size_t k = 0;
     for (size_t i = 0; i < q->n_subs; i++) {
         int dup = 0;
-        for (size_t j = 0; j < k && !dup; j++) dup = query_sub_equal(&q->subs[j], &q->subs[i]);
+        for (size_t j = 0; j < k && !dup; j++)
+            dup = query_sub_equal(&q->subs[j], &q->subs[i]);
         if (dup) {
             free_sub(&q->subs[i]);
             continue;
@@ -469,9 +474,14 @@ static void unit_text(char *buf, size_t cap, const query_downsample_t *d)
         snprintf(buf, cap, "0all-%s", query_agg_name(d->agg));
         return;
     }
-    const char *u = d->unit == 'S' ? "ms" : d->unit == 's' ? "s" : d->unit == 'm' ? "m"
-                  : d->unit == 'h' ? "h" : d->unit == 'd' ? "d" : d->unit == 'w' ? "w"
-                  : d->unit == 'n' ? "n" : "y";
+    const char *u = d->unit == 'S'   ? "ms"
+                    : d->unit == 's' ? "s"
+                    : d->unit == 'm' ? "m"
+                    : d->unit == 'h' ? "h"
+                    : d->unit == 'd' ? "d"
+                    : d->unit == 'w' ? "w"
+                    : d->unit == 'n' ? "n"
+                                     : "y";
     snprintf(buf, cap, "%lld%s%s-%s%s", (long long)d->count, u, d->calendar ? "c" : "",
              query_agg_name(d->agg), fills[d->fill]);
 }
@@ -487,7 +497,8 @@ static void write_sub(json_writer_t *w, const query_sub_t *s)
     json_w_key(w, "tsuids");
     if (s->n_tsuids) {
         json_w_arr_begin(w);
-        for (size_t i = 0; i < s->n_tsuids; i++) json_w_str(w, s->tsuids[i]);
+        for (size_t i = 0; i < s->n_tsuids; i++)
+            json_w_str(w, s->tsuids[i]);
         json_w_arr_end(w);
     } else {
         json_w_null(w);
@@ -604,7 +615,8 @@ static int write_result(void *ctx, const query_result_t *r)
     json_w_obj_end(w);
     json_w_key(w, "aggregateTags");
     json_w_arr_begin(w);
-    for (size_t i = 0; i < r->n_agg_tags; i++) json_w_str(w, r->agg_tags[i]);
+    for (size_t i = 0; i < r->n_agg_tags; i++)
+        json_w_str(w, r->agg_tags[i]);
     json_w_arr_end(w);
     if (q->show_query) {
         json_w_key(w, "query");
@@ -613,7 +625,8 @@ static int write_result(void *ctx, const query_result_t *r)
     if (q->show_tsuids) {
         json_w_key(w, "tsuids");
         json_w_arr_begin(w);
-        for (size_t i = 0; i < r->n_tsuids; i++) json_w_str(w, r->tsuids[i]);
+        for (size_t i = 0; i < r->n_tsuids; i++)
+            json_w_str(w, r->tsuids[i]);
         json_w_arr_end(w);
     }
     if (!q->no_annotations) {
@@ -627,7 +640,8 @@ static int write_result(void *ctx, const query_result_t *r)
         if (o->n_globals) {
             json_w_key(w, "globalAnnotations");
             json_w_arr_begin(w);
-            for (size_t i = 0; i < o->n_globals; i++) json_w_raw(w, o->globals[i], o->glens[i]);
+            for (size_t i = 0; i < o->n_globals; i++)
+                json_w_raw(w, o->globals[i], o->glens[i]);
             json_w_arr_end(w);
         }
     }
@@ -727,8 +741,8 @@ static void run_query(api_call_t *c, query_t *q)
     int64_t t0 = mono_ns();
 
     if (q->global_annotations && !q->no_annotations) {
-        int rc = tsdb_annotation_scan(tsd->db, NULL, 0, q->start_ms, q->end_ms, collect_global,
-                                      &o, &eb);
+        int rc =
+            tsdb_annotation_scan(tsd->db, NULL, 0, q->start_ms, q->end_ms, collect_global, &o, &eb);
         if (rc) {
             exec_error(c, rc, eb.msg);
             goto out;

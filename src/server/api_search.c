@@ -95,8 +95,8 @@ void api_suggest(api_call_t *c)
 /* ---- /api/search/lookup --------------------------------------------------- */
 
 typedef struct {
-    uint64_t k;       /* 0 = any key ("*") */
-    uint64_t *vals;   /* empty + any_val = any value */
+    uint64_t k;     /* 0 = any key ("*") */
+    uint64_t *vals; /* empty + any_val = any value */
     size_t n_vals;
     int any_val;
 } lk_cond_t;
@@ -109,7 +109,7 @@ typedef struct {
     uint8_t **tsuids; /* arena copies */
     size_t *lens;
     size_t n, cap;
-    size_t stop_at;   /* 0 = collect everything (union; sorted later) */
+    size_t stop_at; /* 0 = collect everything (union; sorted later) */
 } lk_state_t;
 
 static int lk_match(const lk_state_t *s, const uint8_t *t, size_t len)
@@ -157,7 +157,6 @@ static int lk_cb(void *ctx, const uint8_t *tsuid, size_t len)
     s->lens[s->n++] = len;
     return s->stop_at && s->n >= s->stop_at ? 1 : 0;
 }
-
 
 typedef struct {
     const uint8_t *t;
@@ -326,7 +325,8 @@ void api_search_lookup(api_call_t *c)
     }
     /* Sort and dedupe (a union may see a series once per value). */
     lk_key_t *keys = json_arena_alloc(&c->arena, (s.n ? s.n : 1) * sizeof *keys);
-    for (size_t i = 0; i < s.n; i++) keys[i] = (lk_key_t){s.tsuids[i], s.lens[i]};
+    for (size_t i = 0; i < s.n; i++)
+        keys[i] = (lk_key_t){s.tsuids[i], s.lens[i]};
     if (s.n > 1) qsort(keys, s.n, sizeof *keys, lk_key_cmp);
     size_t n = 0;
     for (size_t i = 0; i < s.n; i++)
@@ -366,8 +366,8 @@ void api_search_lookup(api_call_t *c)
         uint8_t name[UID_NAME_MAX];
         size_t nl;
         if (codec_uid_to_hex(keys[i].t, keys[i].len, hex, sizeof hex) < 0) continue;
-        if (uid_get_name(u, CODEC_UID_METRIC, codec_uid_decode(keys[i].t, s.mw), name,
-                         sizeof name, &nl, &eb)) {
+        if (uid_get_name(u, CODEC_UID_METRIC, codec_uid_decode(keys[i].t, s.mw), name, sizeof name,
+                         &nl, &eb)) {
             http_error(c->resp, 404, eb.msg, NULL);
             return;
         }
@@ -387,6 +387,7 @@ void api_search_lookup(api_call_t *c)
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     json_w_key(&w, "time");
-    json_w_double(&w, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    json_w_double(&w,
+                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     json_w_obj_end(&w);
 }

@@ -38,7 +38,6 @@ typedef struct {
     size_t n;
 } uid_list_t;
 
-
 void api_uid_assign(api_call_t *c)
 {
     uid_list_t lists[3];
@@ -61,7 +60,8 @@ void api_uid_assign(api_call_t *c)
             char *v = json_arena_alloc(&c->arena, 65536);
             if (!http_param(c->req, uid_api_keys[k], v, 65536) || !v[0]) continue;
             size_t cap = 1;
-            for (char *p = v; *p; p++) cap += *p == ',';
+            for (char *p = v; *p; p++)
+                cap += *p == ',';
             lists[k].names = json_arena_alloc(&c->arena, cap * sizeof(char *));
             for (char *tok = v;;) {
                 char *comma = strchr(tok, ',');
@@ -94,8 +94,8 @@ void api_uid_assign(api_call_t *c)
             int created = 0;
             oct_errbuf_t eb;
             char buf[OCT_ERRBUF_SIZE + 64];
-            int rc = uid_get_or_create(u, (codec_uid_kind_t)k, (const uint8_t *)nm, strlen(nm),
-                                       &id, &created, &eb);
+            int rc = uid_get_or_create(u, (codec_uid_kind_t)k, (const uint8_t *)nm, strlen(nm), &id,
+                                       &created, &eb);
             if (rc == 0 && created) {
                 uid_hex(c->tsd, (codec_uid_kind_t)k, id, buf, sizeof buf);
             } else if (rc == 0) {
@@ -283,8 +283,10 @@ void api_uid_uidmeta(api_call_t *c)
     if (c->verb == API_DELETE) {
         store_op_t op = {STORE_OP_DELETE_CELL,
                          oct_slice_str(codec_uid_kind_qualifier(kind)),
-                         {oct_slice(idb, width), oct_slice_str("name"),
-                          oct_slice_str(codec_uid_kind_meta_qualifier(kind)), {0}}};
+                         {oct_slice(idb, width),
+                          oct_slice_str("name"),
+                          oct_slice_str(codec_uid_kind_meta_qualifier(kind)),
+                          {0}}};
         if (store_write(tsdb_store(c->tsd->db), STORE_TABLE_UID, &op, 1, 0, &eb)) {
             http_error(c->resp, 500, "Unable to delete the UID meta data", eb.msg);
             return;
@@ -594,8 +596,8 @@ void api_uid_tsmeta(api_call_t *c)
         int bad = uid_get_name(tsdb_uids(db), CODEC_UID_METRIC, codec_uid_decode(tsuid, mw), nm,
                                sizeof nm, &nl, &eb);
         for (size_t off = mw; !bad && off + kw + vw <= (size_t)tlen; off += kw + vw)
-            bad = uid_get_name(tsdb_uids(db), CODEC_UID_TAGK, codec_uid_decode(tsuid + off, kw),
-                               nm, sizeof nm, &nl, &eb) ||
+            bad = uid_get_name(tsdb_uids(db), CODEC_UID_TAGK, codec_uid_decode(tsuid + off, kw), nm,
+                               sizeof nm, &nl, &eb) ||
                   uid_get_name(tsdb_uids(db), CODEC_UID_TAGV,
                                codec_uid_decode(tsuid + off + kw, vw), nm, sizeof nm, &nl, &eb);
         if (bad) {
@@ -625,8 +627,7 @@ void api_uid_tsmeta(api_call_t *c)
         create = http_param(c->req, "create", cb, sizeof cb) && !strcasecmp(cb, "true");
         if (!create) {
             http_error(c->resp, 400,
-                       "Could not find TSMeta, specify \"create=true\" to create a new one.",
-                       NULL);
+                       "Could not find TSMeta, specify \"create=true\" to create a new one.", NULL);
             return;
         }
         tsmeta_init(&cur);
@@ -645,8 +646,7 @@ void api_uid_tsmeta(api_call_t *c)
                                          "data_type"};
     for (int i = 0; i < 5; i++)
         sv[i] = body ? api_json_cstr(c, body, bkeys[i]) : tsm_param(c, qkeys[i]);
-    const char **dst[5] = {&nw.display_name, &nw.description, &nw.notes, &nw.units,
-                           &nw.data_type};
+    const char **dst[5] = {&nw.display_name, &nw.description, &nw.notes, &nw.units, &nw.data_type};
     for (int i = 0; i < 5; i++)
         if (sv[i] || c->verb == API_PUT) *dst[i] = sv[i];
     if (body) {

@@ -43,7 +43,8 @@ static void conn_partial_add(conn_t *c, const char *p, size_t n)
     }
     if (c->partial_len + n > c->partial_cap) {
         size_t cap = c->partial_cap ? c->partial_cap : 256;
-        while (cap < c->partial_len + n) cap *= 2;
+        while (cap < c->partial_len + n)
+            cap *= 2;
         c->partial = xrealloc(c->partial, cap);
         c->partial_cap = cap;
     }
@@ -102,7 +103,8 @@ static void conn_trim_out(conn_t *c)
     size_t pending = c->out.len - c->out_off;
     if (pending <= CONN_OUT_CAP) return;
     size_t keep = c->out_off + CONN_OUT_CAP;
-    while (keep > c->out_off && c->out.ptr[keep - 1] != '\n') keep--;
+    while (keep > c->out_off && c->out.ptr[keep - 1] != '\n')
+        keep--;
     c->dropped_replies += c->out.len - keep;
     c->out.len = keep;
     c->out.ptr[keep] = '\0';

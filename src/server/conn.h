@@ -32,26 +32,26 @@ typedef enum { CONN_NEW = 0, CONN_TELNET, CONN_CLOSING } conn_state_t;
 typedef struct conn {
     struct conn *prev, *next; /* the owning loop's list */
     int fd;
-    uint8_t state;            /* conn_state_t */
-    uint8_t skipping;         /* discarding the rest of an over-long line */
-    uint8_t want_out;         /* EPOLLOUT is registered */
-    uint8_t closing_sent;     /* CLOSING: epoll interest already switched */
-    int64_t active_ms;        /* last read or write (CLOCK_MONOTONIC) */
-    int64_t deadline_ms;      /* CLOSING: give up sending after this */
+    uint8_t state;        /* conn_state_t */
+    uint8_t skipping;     /* discarding the rest of an over-long line */
+    uint8_t want_out;     /* EPOLLOUT is registered */
+    uint8_t closing_sent; /* CLOSING: epoll interest already switched */
+    int64_t active_ms;    /* last read or write (CLOCK_MONOTONIC) */
+    int64_t deadline_ms;  /* CLOSING: give up sending after this */
     telnet_session_t *sess;
-    char *partial;            /* an incomplete line carried to the next read (malloc) */
+    char *partial; /* an incomplete line carried to the next read (malloc) */
     size_t partial_len, partial_cap;
-    oct_strbuf_t out;         /* replies; bytes [out_off, out.len) not sent yet */
+    oct_strbuf_t out; /* replies; bytes [out_off, out.len) not sent yet */
     size_t out_off;
     uint64_t dropped_replies; /* bytes of replies dropped for a non-reading client */
     socklen_t addrlen;
     struct sockaddr_storage addr;
 } conn_t;
 
-#define CONN_OUT_CAP (256u * 1024u)  /* pending reply bytes kept per connection */
+#define CONN_OUT_CAP    (256u * 1024u) /* pending reply bytes kept per connection */
 #define CONN_READ_CHUNK (256u * 1024u) /* bytes per recv; the loop's scratch size */
-#define CONN_STR_(x) #x
-#define CONN_STR(x) CONN_STR_(x)
+#define CONN_STR_(x)    #x
+#define CONN_STR(x)     CONN_STR_(x)
 #define CONN_LINE_TOO_LONG                                                                         \
     "error: line too long (over " CONN_STR(TELNET_MAX_LINE) " bytes), skipped\n"
 

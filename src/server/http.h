@@ -14,10 +14,10 @@
 #include "server/tsd.h"
 
 typedef struct http_request {
-    const char *method;    /* "GET", "POST", "PUT", "DELETE", "OPTIONS", ... */
-    const char *path;      /* percent-decoded path without the query, e.g. "/api/put" */
-    const char *query;     /* raw query string without '?', "" if none */
-    const uint8_t *body;   /* decoded body, NUL-terminated for convenience */
+    const char *method;  /* "GET", "POST", "PUT", "DELETE", "OPTIONS", ... */
+    const char *path;    /* percent-decoded path without the query, e.g. "/api/put" */
+    const char *query;   /* raw query string without '?', "" if none */
+    const uint8_t *body; /* decoded body, NUL-terminated for convenience */
     size_t body_len;
     /* private to the transport */
     void *conn;
@@ -43,10 +43,10 @@ typedef struct {
     int status;               /* 200 unless set */
     oct_strbuf_t body;        /* empty for 204 */
     const char *content_type; /* NULL = "application/json; charset=UTF-8" */
-    const char *extra_header_names[HTTP_MAX_EXTRA_HEADERS];   /* static strings */
-    char *extra_header_values[HTTP_MAX_EXTRA_HEADERS];        /* malloc'd, freed by transport */
+    const char *extra_header_names[HTTP_MAX_EXTRA_HEADERS]; /* static strings */
+    char *extra_header_values[HTTP_MAX_EXTRA_HEADERS];      /* malloc'd, freed by transport */
     int n_extra_headers;
-    int close_after;          /* close the connection after sending */
+    int close_after; /* close the connection after sending */
 } http_response_t;
 
 void http_response_init(http_response_t *r);

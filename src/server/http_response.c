@@ -15,7 +15,8 @@ void http_response_init(http_response_t *r)
 void http_response_free(http_response_t *r)
 {
     oct_strbuf_free(&r->body);
-    for (int i = 0; i < r->n_extra_headers; i++) free(r->extra_header_values[i]);
+    for (int i = 0; i < r->n_extra_headers; i++)
+        free(r->extra_header_values[i]);
     r->n_extra_headers = 0;
 }
 

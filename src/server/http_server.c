@@ -44,39 +44,39 @@
 #include "common/xmalloc.h"
 #include "server/http.h"
 
-#define HTTP_JSON_TYPE "application/json; charset=UTF-8"
+#define HTTP_JSON_TYPE        "application/json; charset=UTF-8"
 #define HTTP_MAX_CORS_DOMAINS 64
 
 enum { REQ_NEW = 0, REQ_BODY, REQ_DISPATCHED, REQ_ANSWERED };
 
 typedef struct http_req {
-    struct http_req *next;      /* handler queue */
+    struct http_req *next; /* handler queue */
     tsd_http_t *srv;
     struct MHD_Connection *conn;
-    const char *method;         /* libmicrohttpd's, valid for the request */
-    const char *url;            /* percent-decoded path, libmicrohttpd's */
-    char *query;                /* raw query string without '?', malloc'd */
-    uint8_t *body;              /* malloc'd, NUL-terminated once complete */
+    const char *method; /* libmicrohttpd's, valid for the request */
+    const char *url;    /* percent-decoded path, libmicrohttpd's */
+    char *query;        /* raw query string without '?', malloc'd */
+    uint8_t *body;      /* malloc'd, NUL-terminated once complete */
     size_t body_len, body_cap;
     int state;
-    int in_flight;              /* counted in srv->in_flight */
-    int too_large;              /* body passed the limit: discard the rest, answer 413 */
-    uint64_t discarded;         /* body bytes dropped since */
+    int in_flight;      /* counted in srv->in_flight */
+    int too_large;      /* body passed the limit: discard the rest, answer 413 */
+    uint64_t discarded; /* body bytes dropped since */
 } http_req_t;
 
 struct tsd_http {
     tsd_ctx_t *tsd;
     struct MHD_Daemon *mhd;
     uint64_t max_body;
-    int cors_any;                          /* cors_domains = "*" */
-    int n_cors;                            /* 0: CORS off */
-    char *cors[HTTP_MAX_CORS_DOMAINS];     /* upper-cased, as OpenTSDB compares */
+    int cors_any;                      /* cors_domains = "*" */
+    int n_cors;                        /* 0: CORS off */
+    char *cors[HTTP_MAX_CORS_DOMAINS]; /* upper-cased, as OpenTSDB compares */
     const char *cors_headers;
 
-    atomic_int stopping;                   /* refuse new requests */
-    atomic_int in_flight;                  /* dispatched and not yet completed */
+    atomic_int stopping;  /* refuse new requests */
+    atomic_int in_flight; /* dispatched and not yet completed */
 
-    pthread_mutex_t mu;                    /* guards the queue */
+    pthread_mutex_t mu; /* guards the queue */
     pthread_cond_t cv;
     http_req_t *q_head, *q_tail;
     int q_stop;
@@ -290,7 +290,8 @@ static int http_cors(tsd_http_t *srv, const http_request_t *req, http_response_t
         return 1;
     }
     int ok = srv->cors_any;
-    for (int i = 0; !ok && i < srv->n_cors; i++) ok = !strcasecmp(srv->cors[i], origin);
+    for (int i = 0; !ok && i < srv->n_cors; i++)
+        ok = !strcasecmp(srv->cors[i], origin);
     if (!ok) {
         /* OpenTSDB answers 200 (browsers enforce CORS by the missing
          * allow header) with the refusal in the body. */
@@ -318,15 +319,18 @@ static int http_parse_cors(tsd_http_t *srv, const char *list, oct_errbuf_t *eb)
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
         const char *s = p;
-        while (n > 0 && isspace((unsigned char)*s)) s++, n--;
-        while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
+        while (n > 0 && isspace((unsigned char)*s))
+            s++, n--;
+        while (n > 0 && isspace((unsigned char)s[n - 1]))
+            n--;
         if (n > 0) {
             if (srv->n_cors == HTTP_MAX_CORS_DOMAINS)
                 return oct_err(eb, OCT_ECONFIG,
                                "tsd.http.request.cors_domains: more than %d domains",
                                HTTP_MAX_CORS_DOMAINS);
             char *d = xmalloc(n + 1);
-            for (size_t i = 0; i < n; i++) d[i] = (char)toupper((unsigned char)s[i]);
+            for (size_t i = 0; i < n; i++)
+                d[i] = (char)toupper((unsigned char)s[i]);
             d[n] = '\0';
             if (!strcmp(d, "*")) srv->cors_any = 1;
             srv->cors[srv->n_cors++] = d;
@@ -351,8 +355,7 @@ static enum MHD_Result http_send(http_req_t *r, http_response_t *resp)
     struct MHD_Response *mr;
     int has_body = resp->body.len > 0 && resp->status != 204 && resp->status != 304;
     if (has_body) {
-        mr = MHD_create_response_from_buffer(resp->body.len, resp->body.ptr,
-                                             MHD_RESPMEM_MUST_FREE);
+        mr = MHD_create_response_from_buffer(resp->body.len, resp->body.ptr, MHD_RESPMEM_MUST_FREE);
         if (mr) { /* libmicrohttpd frees the bytes now */
             resp->body.ptr = NULL;
             resp->body.len = resp->body.cap = 0;
@@ -428,7 +431,8 @@ static void *http_handler_main(void *arg)
     pthread_setname_np(pthread_self(), "tsd-http");
     pthread_mutex_lock(&srv->mu);
     for (;;) {
-        while (!srv->q_head && !srv->q_stop) pthread_cond_wait(&srv->cv, &srv->mu);
+        while (!srv->q_head && !srv->q_stop)
+            pthread_cond_wait(&srv->cv, &srv->mu);
         http_req_t *r = srv->q_head;
         if (!r) break; /* stopping and nothing left */
         srv->q_head = r->next;
@@ -449,8 +453,10 @@ static void http_dispatch(tsd_http_t *srv, http_req_t *r)
     MHD_suspend_connection(r->conn);
     r->next = NULL;
     pthread_mutex_lock(&srv->mu);
-    if (srv->q_tail) srv->q_tail->next = r;
-    else srv->q_head = r;
+    if (srv->q_tail)
+        srv->q_tail->next = r;
+    else
+        srv->q_head = r;
     srv->q_tail = r;
     pthread_cond_signal(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
@@ -493,21 +499,19 @@ static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **sock
     (void)conn, (void)socket_context;
     tsd_http_t *srv = cls;
     if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
-        atomic_fetch_sub_explicit(&srv->tsd->counters[TSD_CTR_CONN_OPEN], 1,
-                                  memory_order_relaxed);
+        atomic_fetch_sub_explicit(&srv->tsd->counters[TSD_CTR_CONN_OPEN], 1, memory_order_relaxed);
 }
 
 __attribute__((format(printf, 2, 0))) static void http_mhd_log(void *cls, const char *fmt,
-                                                                va_list ap)
+                                                               va_list ap)
 {
     (void)cls;
     oct_vlog(OCT_LOG_DEBUG, "http", fmt, ap);
 }
 
 static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const char *url,
-                                   const char *method, const char *version,
-                                   const char *upload_data, size_t *upload_data_size,
-                                   void **con_cls)
+                                   const char *method, const char *version, const char *upload_data,
+                                   size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     tsd_http_t *srv = cls;
@@ -524,8 +528,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
             return http_reply_now(r, 503, "The TSD is shutting down", NULL, 1);
         /* Refuse a declared oversize body before the client sends it (and
          * before libmicrohttpd answers 100-continue). */
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *cl =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl) {
             unsigned long long n = strtoull(cl, NULL, 10);
             if (n > srv->max_body) return http_too_large(srv, r, 1);
@@ -551,7 +555,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
             }
             if (r->body_len + n + 1 > r->body_cap) {
                 size_t cap = r->body_cap ? r->body_cap : 4096;
-                while (cap < r->body_len + n + 1) cap *= 2;
+                while (cap < r->body_len + n + 1)
+                    cap *= 2;
                 if (cap > srv->max_body + 1) cap = srv->max_body + 1;
                 uint8_t *b = realloc(r->body, cap);
                 if (!b) return http_reply_now(r, 503, "Out of memory", NULL, 1);
@@ -577,7 +582,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
 
 static void http_free(tsd_http_t *srv)
 {
-    for (int i = 0; i < srv->n_cors; i++) free(srv->cors[i]);
+    for (int i = 0; i < srv->n_cors; i++)
+        free(srv->cors[i]);
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->cv);
     free(srv->handlers);
@@ -590,7 +596,8 @@ static void http_stop_handlers(tsd_http_t *srv)
     srv->q_stop = 1;
     pthread_cond_broadcast(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
-    for (int i = 0; i < srv->n_handlers; i++) pthread_join(srv->handlers[i], NULL);
+    for (int i = 0; i < srv->n_handlers; i++)
+        pthread_join(srv->handlers[i], NULL);
     srv->n_handlers = 0;
 }
 
@@ -636,11 +643,11 @@ int http_server_start(tsd_ctx_t *tsd, int n_threads, tsd_http_t **out, oct_errbu
     srv->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, http_access, srv, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, srv,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(n_threads > 1 ? n_threads : 1),
-        MHD_OPTION_CONNECTION_LIMIT, limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(timeout_s > 0 ? timeout_s : 0),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_URI_LOG_CALLBACK,
-        http_uri_log, srv, MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
-        MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, srv, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)(timeout_s > 0 ? timeout_s : 0), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(64 * 1024), MHD_OPTION_URI_LOG_CALLBACK, http_uri_log, srv,
+        MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+        http_conn_notify, srv, MHD_OPTION_END);
     if (!srv->mhd) {
         http_stop_handlers(srv);
         http_free(srv);

@@ -30,17 +30,17 @@ int listener_open(listener_t *l, const oct_config_t *cfg, oct_errbuf_t *eb)
 
     char port_s[16];
     snprintf(port_s, sizeof port_s, "%d", (int)port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
     struct addrinfo *res = NULL;
     int gai = getaddrinfo(bind_s, port_s, &hints, &res);
     if (gai != 0)
-        return oct_err(eb, -EADDRNOTAVAIL, "Failed to bind to %s: cannot resolve '%s': %s",
-                       l->addr, bind_s, gai_strerror(gai));
+        return oct_err(eb, -EADDRNOTAVAIL, "Failed to bind to %s: cannot resolve '%s': %s", l->addr,
+                       bind_s, gai_strerror(gai));
     int err = EADDRNOTAVAIL;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                        ai->ai_protocol);
+        int fd =
+            socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) {
             err = errno;
             continue;

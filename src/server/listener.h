@@ -12,11 +12,11 @@
 #include "common/err.h"
 
 typedef struct {
-    int fd;               /* non-blocking listening socket */
-    int tcp_no_delay;     /* options applied to accepted sockets */
+    int fd;           /* non-blocking listening socket */
+    int tcp_no_delay; /* options applied to accepted sockets */
     int keep_alive;
     int backlog;
-    char addr[300];       /* "<bind>:<port>" as configured, for messages */
+    char addr[300]; /* "<bind>:<port>" as configured, for messages */
 } listener_t;
 
 /* Resolves tsd.network.bind (a numeric address or a host name) and binds

@@ -29,9 +29,9 @@
 #include "common/xmalloc.h"
 #include "server/conn.h"
 
-#define LOOP_MAX_READS 4
-#define LOOP_MAX_EVENTS 256
-#define LOOP_DRAIN_READS 64 /* at shutdown: up to 16 MiB per connection */
+#define LOOP_MAX_READS      4
+#define LOOP_MAX_EVENTS     256
+#define LOOP_DRAIN_READS    64 /* at shutdown: up to 16 MiB per connection */
 #define LOOP_CLOSE_GRACE_MS 5000
 
 typedef struct {
@@ -49,8 +49,8 @@ typedef struct tsd_loop {
     pthread_mutex_t mu; /* guards pending */
     loop_pending_t *pending;
     size_t n_pending, cap_pending;
-    conn_t *head;       /* every connection of this loop */
-    char *scratch;      /* CONN_READ_CHUNK bytes */
+    conn_t *head;  /* every connection of this loop */
+    char *scratch; /* CONN_READ_CHUNK bytes */
 } tsd_loop_t;
 
 struct tsd_loops {
@@ -81,8 +81,10 @@ static void loop_link(tsd_loop_t *lp, conn_t *c)
 
 static void loop_unlink(tsd_loop_t *lp, conn_t *c)
 {
-    if (c->prev) c->prev->next = c->next;
-    else lp->head = c->next;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        lp->head = c->next;
     if (c->next) c->next->prev = c->prev;
     c->prev = c->next = NULL;
 }
@@ -93,8 +95,8 @@ static void loop_close(tsd_loop_t *lp, conn_t *c)
     epoll_ctl(lp->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     loop_unlink(lp, c);
     if (c->dropped_replies)
-        oct_log_debug("telnet", "fd %d: dropped %llu bytes of replies the client never read",
-                      c->fd, (unsigned long long)c->dropped_replies);
+        oct_log_debug("telnet", "fd %d: dropped %llu bytes of replies the client never read", c->fd,
+                      (unsigned long long)c->dropped_replies);
     atomic_fetch_sub_explicit(&tsd->counters[TSD_CTR_CONN_OPEN], 1, memory_order_relaxed);
     conn_free(c);
 }
@@ -210,8 +212,10 @@ static void loop_event(tsd_loop_t *lp, conn_t *c, uint32_t ev, int64_t now)
         }
         break;
     case CONN_CLOSING:
-        if (ev & EPOLLERR) loop_close(lp, c);
-        else loop_settle(lp, c, now);
+        if (ev & EPOLLERR)
+            loop_close(lp, c);
+        else
+            loop_settle(lp, c, now);
         break;
     default:
         break;
@@ -283,8 +287,7 @@ static void loop_drain(tsd_loop_t *lp)
                 c->sess = telnet_session_new(lp->parent->tsd);
                 if (c->sess) {
                     c->state = CONN_TELNET;
-                    (void)conn_telnet_readable(c, lp->parent->tsd, lp->scratch,
-                                               LOOP_DRAIN_READS);
+                    (void)conn_telnet_readable(c, lp->parent->tsd, lp->scratch, LOOP_DRAIN_READS);
                 }
             }
         }
@@ -392,12 +395,14 @@ void loops_stop(tsd_loops_t *l)
         if (write(l->loops[i].evfd, &one, sizeof one) < 0) {
         }
     }
-    for (int i = 0; i < l->n; i++) pthread_join(l->loops[i].th, NULL);
+    for (int i = 0; i < l->n; i++)
+        pthread_join(l->loops[i].th, NULL);
     for (int i = 0; i < l->n_alloc; i++) { /* loops_start may have failed half-way */
         tsd_loop_t *lp = &l->loops[i];
         if (lp->epfd >= 0) close(lp->epfd);
         if (lp->evfd >= 0) close(lp->evfd);
-        for (size_t k = 0; k < lp->n_pending; k++) close(lp->pending[k].fd);
+        for (size_t k = 0; k < lp->n_pending; k++)
+            close(lp->pending[k].fd);
         free(lp->pending);
         free(lp->scratch);
         pthread_mutex_destroy(&lp->mu);

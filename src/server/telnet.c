@@ -346,8 +346,7 @@ static int parse_put_args(const char *p, size_t len, tsdb_dp_t *dp, oct_slice_t 
             i = j;
             if (j < m) {
                 in_tok = 0;
-                rc = put_token(&k, p + tstart, base + j - tstart, p + eqpos, n_eq, errbuf,
-                               errcap);
+                rc = put_token(&k, p + tstart, base + j - tstart, p + eqpos, n_eq, errbuf, errcap);
                 if (rc) return rc;
             }
         }
@@ -364,8 +363,8 @@ static int parse_put_args(const char *p, size_t len, tsdb_dp_t *dp, oct_slice_t 
     const size_t *tlen = k.tlen;
     /* OpenTSDB counts words split on single spaces: "put m t v " has 4 */
     if (ntok < 3 || (ntok == 3 && spaces < 4))
-        return put_err(errbuf, errcap, OCT_EINVAL,
-                       "not enough arguments (need least 4, got %zu)", ntok);
+        return put_err(errbuf, errcap, OCT_EINVAL, "not enough arguments (need least 4, got %zu)",
+                       ntok);
 
     oct_errbuf_t eb;
     int is_ms = 0;
@@ -424,8 +423,8 @@ static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf
     memcpy(p, args, len);
 
     tsdb_dp_t *dp = &s->dps[s->n_dps];
-    int rc = parse_put_args(p, len, dp, s->tags + s->n_tags, s->cap_tags - s->n_tags, msg,
-                            sizeof msg);
+    int rc =
+        parse_put_args(p, len, dp, s->tags + s->n_tags, s->cap_tags - s->n_tags, msg, sizeof msg);
     if (rc < 0) {
         put_fail(s, out, rc, msg);
         return;
@@ -525,8 +524,8 @@ telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, o
     /* every other reply follows the replies of the puts before it */
     telnet_flush(s, out);
     if (s->auth) {
-        auth_telnet_t g = auth_telnet_line(s->auth, &s->role, &s->auth_failures, w, wn, line + b,
-                                           len - b, out);
+        auth_telnet_t g =
+            auth_telnet_line(s->auth, &s->role, &s->auth_failures, w, wn, line + b, len - b, out);
         s->allow_put = s->role == AUTH_ROLE_RW && t->mode != TSD_MODE_RO;
         if (g == AUTH_TELNET_CLOSE) return TELNET_CLOSE;
         if (g == AUTH_TELNET_DONE) return TELNET_CONTINUE;

@@ -95,8 +95,7 @@ static int tsd_accept_all(tsd_ctx_t *t, listener_t *l, tsd_loops_t *loops, int64
             oct_log_warn("tsd", "accept: %s", strerror(-fd));
             return 0;
         }
-        uint64_t open = atomic_load_explicit(&t->counters[TSD_CTR_CONN_OPEN],
-                                             memory_order_relaxed);
+        uint64_t open = atomic_load_explicit(&t->counters[TSD_CTR_CONN_OPEN], memory_order_relaxed);
         if (limit > 0 && open >= (uint64_t)limit) {
             /* OpenTSDB closes connections over tsd.core.connections.limit at once. */
             tsd_count(t, TSD_CTR_CONN_REJECTED, 1);
@@ -158,8 +157,8 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
                  dir ? dir : "?", n_threads, oct_config_get(cfg, "tsd.mode"));
     rc = tsdb_open(cfg, 0, &db, eb);
     if (rc) {
-        if (!eb || !eb->msg[0]) oct_err(eb, rc, "cannot open data dir %s: %s", dir ? dir : "?",
-                                        oct_strerror(rc));
+        if (!eb || !eb->msg[0])
+            oct_err(eb, rc, "cannot open data dir %s: %s", dir ? dir : "?", oct_strerror(rc));
         goto leave;
     }
     rc = listener_listen(&l, eb);
@@ -173,7 +172,8 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     if (gethostname(t->hostname, sizeof t->hostname - 1) != 0)
         snprintf(t->hostname, sizeof t->hostname, "localhost");
     atomic_init(&t->shutdown, 0);
-    for (int i = 0; i < TSD_CTR_COUNT; i++) atomic_init(&t->counters[i], 0);
+    for (int i = 0; i < TSD_CTR_COUNT; i++)
+        atomic_init(&t->counters[i], 0);
 
     rc = http_server_start(t, n_threads, &http, eb);
     if (rc) goto leave;

@@ -18,7 +18,8 @@
 
 typedef enum { TSD_MODE_RW = 0, TSD_MODE_RO, TSD_MODE_WO } tsd_mode_t;
 
-/* Counters shown by /api/stats and the telnet `stats` command. XX(enum, "tsd.<name>", "extra tag") */
+/* Counters shown by /api/stats and the telnet `stats` command. XX(enum, "tsd.<name>", "extra tag")
+ */
 #define TSD_COUNTER_MAP(XX)                                                                        \
     XX(CONN_TELNET, "connectionmgr.connections", "type=telnet")                                    \
     XX(CONN_HTTP, "connectionmgr.connections", "type=http")                                        \
@@ -38,7 +39,7 @@ typedef enum {
 #define TSD_CTR_ENUM(e, name, tag) TSD_CTR_##e,
     TSD_COUNTER_MAP(TSD_CTR_ENUM)
 #undef TSD_CTR_ENUM
-    TSD_CTR_COUNT
+        TSD_CTR_COUNT
 } tsd_counter_t;
 
 /* What every protocol handler sees. Owned by tsd_run; handlers borrow it. */
@@ -46,9 +47,9 @@ typedef struct tsd_ctx {
     tsdb_t *db;
     const oct_config_t *cfg;
     tsd_mode_t mode;
-    int64_t started_s;             /* Unix seconds */
-    char hostname[256];            /* for stats tags */
-    atomic_int shutdown;           /* set by signals or `diediedie` */
+    int64_t started_s;   /* Unix seconds */
+    char hostname[256];  /* for stats tags */
+    atomic_int shutdown; /* set by signals or `diediedie` */
     atomic_uint_fast64_t counters[TSD_CTR_COUNT];
 } tsd_ctx_t;
 

@@ -18,8 +18,8 @@
 typedef struct {
     const uint8_t *tsuid; /* NULL for a global annotation */
     size_t tsuid_len;
-    int64_t start_time;   /* seconds (OpenTSDB also accepts ms: > 9999999999 means ms) */
-    int64_t end_time;     /* 0 = none */
+    int64_t start_time; /* seconds (OpenTSDB also accepts ms: > 9999999999 means ms) */
+    int64_t end_time;   /* 0 = none */
     const char *description;
     const char *notes;
     const char *custom_json; /* JSON object or NULL */

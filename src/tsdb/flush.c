@@ -86,15 +86,15 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
     int rc = 0;
     int have_row = 0;
     if (next < 0 || (j->final && next > 0) || next > 65535) {
-        rc = store_get(w->st, STORE_TABLE_DATA, oct_slice(j->key, plen),
-                       oct_slice(j->key, j->klen), oct_slice_str(TW_FAMILY), &row, eb);
+        rc = store_get(w->st, STORE_TABLE_DATA, oct_slice(j->key, plen), oct_slice(j->key, j->klen),
+                       oct_slice_str(TW_FAMILY), &row, eb);
         if (rc < 0) goto out;
         have_row = 1;
         next = -1;
         for (size_t i = 0; i < row.n; i++) {
             uint16_t seq;
-            if (codec_block_qualifier_parse(row.cells[i].qualifier.ptr,
-                                            row.cells[i].qualifier.len, &seq) &&
+            if (codec_block_qualifier_parse(row.cells[i].qualifier.ptr, row.cells[i].qualifier.len,
+                                            &seq) &&
                 (int32_t)seq > next)
                 next = seq;
         }
@@ -137,15 +137,16 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
         if (seq != 0) codec_block_qualifier(seq, j->dels[j->ndels++]);
     }
     int32_t ms;
-    rc = tw_row_points(&blk, 0, blk.n, (uint32_t)j->base_s, INT64_MIN, INT64_MAX, &v, &n, &cap,
-                       &ms, eb);
+    rc = tw_row_points(&blk, 0, blk.n, (uint32_t)j->base_s, INT64_MIN, INT64_MAX, &v, &n, &cap, &ms,
+                       eb);
     store_result_free(&blk);
     if (rc) goto out;
     if (n + j->n > cap) {
         cap = n + j->n;
         v = xrealloc(v, cap * sizeof *v);
     }
-    for (uint32_t i = 0; i < j->n; i++) v[n++] = (tw_rpt_t){j->pts[i], TW_RANK_FLUSHING};
+    for (uint32_t i = 0; i < j->n; i++)
+        v[n++] = (tw_rpt_t){j->pts[i], TW_RANK_FLUSHING};
     codec_point_t *m = xmalloc((n ? n : 1) * sizeof *m);
     size_t k = tw_merge_ranked(v, n, w->fix_dups, conflicts, m);
     rc = encode_into(j, m, k, eb);
@@ -204,15 +205,17 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
             ps->ops = xrealloc(ps->ops, ps->ops_cap * sizeof *ps->ops);
         }
         oct_slice_t part = oct_slice(j->key, plen), rowk = oct_slice(j->key, j->klen);
-        ps->ops[nops++] = (store_op_t){STORE_OP_PUT, part,
-                                       {rowk, oct_slice_str(TW_FAMILY),
-                                        oct_slice(j->qual, CODEC_BLOCK_QUAL_LEN),
-                                        oct_slice(j->val, j->vlen)}};
+        ps->ops[nops++] =
+            (store_op_t){STORE_OP_PUT,
+                         part,
+                         {rowk, oct_slice_str(TW_FAMILY), oct_slice(j->qual, CODEC_BLOCK_QUAL_LEN),
+                          oct_slice(j->val, j->vlen)}};
         for (size_t d = 0; d < j->ndels; d++)
-            ps->ops[nops++] = (store_op_t){STORE_OP_DELETE_CELL, part,
-                                           {rowk, oct_slice_str(TW_FAMILY),
-                                            oct_slice(j->dels[d], CODEC_BLOCK_QUAL_LEN),
-                                            oct_slice(NULL, 0)}};
+            ps->ops[nops++] =
+                (store_op_t){STORE_OP_DELETE_CELL,
+                             part,
+                             {rowk, oct_slice_str(TW_FAMILY),
+                              oct_slice(j->dels[d], CODEC_BLOCK_QUAL_LEN), oct_slice(NULL, 0)}};
     }
     if (!rc && nops)
         rc = store_write(w->st, STORE_TABLE_DATA, ps->ops, nops, sync ? STORE_SYNC : 0, eb);

@@ -38,7 +38,8 @@ tw_index_t *tw_index_new(void)
 void tw_index_free(tw_index_t *ix)
 {
     if (!ix) return;
-    for (size_t i = 0; i <= ix->mask; i++) free(ix->t[i].s);
+    for (size_t i = 0; i <= ix->mask; i++)
+        free(ix->t[i].s);
     free(ix->t);
     pthread_rwlock_destroy(&ix->lock);
     free(ix);
@@ -71,13 +72,15 @@ static tw_post_t *get_or_add(tw_index_t *ix, uint64_t m, uint64_t k, uint64_t v)
         for (size_t i = 0; i <= om; i++) {
             if (!old[i].used) continue;
             size_t j = slot_of(ix, old[i].m, old[i].k, old[i].v);
-            while (ix->t[j].used) j = (j + 1) & ix->mask;
+            while (ix->t[j].used)
+                j = (j + 1) & ix->mask;
             ix->t[j] = old[i];
         }
         free(old);
     }
     size_t j = slot_of(ix, m, k, v);
-    while (ix->t[j].used) j = (j + 1) & ix->mask;
+    while (ix->t[j].used)
+        j = (j + 1) & ix->mask;
     p = &ix->t[j];
     memset(p, 0, sizeof *p);
     p->used = 1;
@@ -115,8 +118,8 @@ static int cmp_tsuid(const void *a, const void *b)
     return oct_slice_cmp(oct_slice(x->tsuid, x->tsuid_len), oct_slice(y->tsuid, y->tsuid_len));
 }
 
-int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv,
-                  tsdb_series_fn fn, void *ctx)
+int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,
+                  void *ctx)
 {
     if (tagk == 0) tagv = 0;
     pthread_rwlock_rdlock(&ix->lock);
@@ -126,7 +129,8 @@ int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv,
     pthread_rwlock_unlock(&ix->lock);
     if (n > 1) qsort(v, n, sizeof *v, cmp_tsuid);
     int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) rc = fn(ctx, v[i]->tsuid, v[i]->tsuid_len);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = fn(ctx, v[i]->tsuid, v[i]->tsuid_len);
     free(v);
     return rc;
 }

@@ -76,7 +76,8 @@ void tw_meta_points(tsdb_writer_t *w, tw_series_t *const *ser, size_t n)
     qsort(v, k, sizeof *v, meta_ptr_cmp);
     for (size_t i = 0; i < k;) {
         size_t j = i;
-        while (j < k && v[j] == v[i]) j++;
+        while (j < k && v[j] == v[i])
+            j++;
         oct_errbuf_t eb;
         int64_t now_ctr = 0;
         const tw_series_t *s = v[i];

@@ -43,14 +43,14 @@
 #include "tsdb/tsdb.h"
 
 typedef struct {
-    int64_t timeout_ms;       /* 0 = none (tsd.query.timeout) */
-    uint64_t max_series;      /* 0 = unlimited (tsd.query.limits.series.default) */
-    uint64_t max_points;      /* raw points read; 0 = unlimited (tsd.query.limits.data_points.default) */
-    uint64_t max_held_points; /* points held for one group; 0 = unlimited
-                               * (tsd.query.limits.held_points.default) */
-    int skip_unresolved_tagvs;   /* tsd.query.skip_unresolved_tagvs */
-    size_t expansion_limit;      /* tsd.query.filter.expansion_limit */
-    const char *timezone;        /* calendar downsampling when the query names none; NULL = UTC */
+    int64_t timeout_ms;  /* 0 = none (tsd.query.timeout) */
+    uint64_t max_series; /* 0 = unlimited (tsd.query.limits.series.default) */
+    uint64_t max_points; /* raw points read; 0 = unlimited (tsd.query.limits.data_points.default) */
+    uint64_t max_held_points;  /* points held for one group; 0 = unlimited
+                                * (tsd.query.limits.held_points.default) */
+    int skip_unresolved_tagvs; /* tsd.query.skip_unresolved_tagvs */
+    size_t expansion_limit;    /* tsd.query.filter.expansion_limit */
+    const char *timezone;      /* calendar downsampling when the query names none; NULL = UTC */
 } query_exec_opts_t;
 
 /* Defaults (limits as in the config table, UTC). */
@@ -63,34 +63,34 @@ void query_exec_opts_from_config(query_exec_opts_t *o, const oct_config_t *cfg);
 typedef struct {
     const query_sub_t *sub;
     const char *metric;
-    size_t n_tags;               /* tags common to every series of the group, by name */
+    size_t n_tags; /* tags common to every series of the group, by name */
     const char *const *tagk;
     const char *const *tagv;
-    size_t n_agg_tags;           /* keys whose values differ (sorted by name) */
+    size_t n_agg_tags; /* keys whose values differ (sorted by name) */
     const char *const *agg_tags;
-    size_t n_tsuids;             /* upper-case hex, sorted */
+    size_t n_tsuids; /* upper-case hex, sorted */
     const char *const *tsuids;
-    size_t n_dps;                /* only start <= ts <= end, in time order */
+    size_t n_dps; /* only start <= ts <= end, in time order */
     const query_dp_t *dps;
-    size_t n_annotations;        /* stored JSON of the series' annotations in
-                                  * [start, end], by startTime (empty if
-                                  * no_annotations) */
+    size_t n_annotations; /* stored JSON of the series' annotations in
+                           * [start, end], by startTime (empty if
+                           * no_annotations) */
     const char *const *annotations;
     const size_t *annotation_lens;
     /* counters of the sub-query so far (for showStats) */
-    uint64_t sub_series;         /* series this result aggregates */
-    uint64_t sub_raw_points;     /* raw points read for this result */
+    uint64_t sub_series;     /* series this result aggregates */
+    uint64_t sub_raw_points; /* raw points read for this result */
 } query_result_t;
 
 /* Returning nonzero stops the query; the value is returned by query_exec. */
 typedef int (*query_result_fn)(void *ctx, const query_result_t *r);
 
 typedef struct {
-    uint64_t series;             /* series matched (all sub-queries) */
-    uint64_t raw_points;         /* points read from storage */
-    uint64_t emitted_points;     /* points handed to the callback */
-    uint64_t results;            /* callbacks made */
-    uint64_t deleted_rows;       /* rows deleted (delete_data) */
+    uint64_t series;         /* series matched (all sub-queries) */
+    uint64_t raw_points;     /* points read from storage */
+    uint64_t emitted_points; /* points handed to the callback */
+    uint64_t results;        /* callbacks made */
+    uint64_t deleted_rows;   /* rows deleted (delete_data) */
     int64_t resolve_ns, scan_ns, agg_ns, total_ns;
 } query_exec_stats_t;
 

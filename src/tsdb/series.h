@@ -27,12 +27,12 @@ typedef struct {
     int64_t base_s;
     codec_point_t *cur; /* sorted, one per timestamp; receives puts */
     uint32_t n, cap;
-    codec_point_t *fl;  /* being written by the flusher (immutable), or NULL */
+    codec_point_t *fl; /* being written by the flusher (immutable), or NULL */
     uint32_t nfl;
     uint64_t cur_min_seg, fl_min_seg; /* oldest WAL segment of their points */
-    int64_t first_ms;   /* arrival (wall ms) of the oldest point in cur */
-    int64_t last_ms;    /* arrival of the newest point */
-    int32_t next_seq;   /* next block seq for this row; -1 = not yet read from the store */
+    int64_t first_ms;                 /* arrival (wall ms) of the oldest point in cur */
+    int64_t last_ms;                  /* arrival of the newest point */
+    int32_t next_seq; /* next block seq for this row; -1 = not yet read from the store */
 } tw_bucket_t;
 
 /* One tag pair of a series' text key: offsets into text. */
@@ -41,11 +41,11 @@ typedef struct {
 } tw_pair_t;
 
 typedef struct tw_series {
-    uint64_t hash;       /* of the text key (tw_hash_*), 0 when text is absent */
+    uint64_t hash; /* of the text key (tw_hash_*), 0 when text is absent */
     uint64_t tsuid_hash;
-    uint32_t id;         /* process-local, names the series in WAL records */
-    uint64_t wal_seg;    /* segment holding its SERIES record (under the WAL lock) */
-    pthread_mutex_t mu;  /* head */
+    uint32_t id;        /* process-local, names the series in WAL records */
+    uint64_t wal_seg;   /* segment holding its SERIES record (under the WAL lock) */
+    pthread_mutex_t mu; /* head */
     tw_bucket_t *b;
     uint32_t nb, capb;
     uint64_t metric;
@@ -54,9 +54,9 @@ typedef struct tw_series {
     uint8_t tsuid_len;
     uint8_t tsuid[TW_MAX_TSUID];
     /* text key (absent for a series whose names could not be resolved) */
-    char *text;          /* metric then pairs, no separators */
+    char *text; /* metric then pairs, no separators */
     uint32_t mlen;
-    tw_pair_t *pairs;    /* n_tags */
+    tw_pair_t *pairs; /* n_tags */
 } tw_series_t;
 
 /* Lock-free-read open-addressing table of series pointers. */
@@ -121,8 +121,8 @@ struct tsdb_writer {
     tw_series_t **rmap;
     size_t rmap_cap;
 
-    _Atomic uint64_t points_accepted, points_rejected, duplicates, series_created,
-        head_points, blocks_flushed, flush_errors, meta_errors;
+    _Atomic uint64_t points_accepted, points_rejected, duplicates, series_created, head_points,
+        blocks_flushed, flush_errors, meta_errors;
     tsdb_wal_recovery_t recovery;
 };
 
@@ -168,15 +168,15 @@ size_t tw_merge_ranked(tw_rpt_t *v, size_t n, int last_wins, uint64_t *conflicts
 /* Appends the points of one data-table row (octsdb blocks and OpenTSDB
  * cells) within [lo, hi] ms to *v (grown as needed). Sets *max_seq to the
  * highest block seq found (-1 if none). */
-OCT_MUST_CHECK int tw_row_points(const store_result_t *row, size_t from, size_t to,
-                                 uint32_t base_s, int64_t lo, int64_t hi, tw_rpt_t **v,
-                                 size_t *n, size_t *cap, int32_t *max_seq, oct_errbuf_t *eb);
+OCT_MUST_CHECK int tw_row_points(const store_result_t *row, size_t from, size_t to, uint32_t base_s,
+                                 int64_t lo, int64_t hi, tw_rpt_t **v, size_t *n, size_t *cap,
+                                 int32_t *max_seq, oct_errbuf_t *eb);
 
 /* index.c */
 tw_index_t *tw_index_new(void);
 void tw_index_free(tw_index_t *ix);
 void tw_index_add(tw_index_t *ix, tw_series_t *s);
-int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv,
-                  tsdb_series_fn fn, void *ctx);
+int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,
+                  void *ctx);
 
 #endif

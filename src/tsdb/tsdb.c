@@ -68,7 +68,8 @@ static int tsdb_layout_check(store_t *st, const tsdb_layout_t *want, unsigned fl
         for (size_t i = 0; i < TSDB_LAYOUT_NFIELDS; i++) {
             int n = snprintf(vals[i], sizeof vals[i], "%u",
                              *tsdb_layout_field((tsdb_layout_t *)want, i));
-            ops[i] = (store_op_t){STORE_OP_PUT, TSDB_LAYOUT_PART,
+            ops[i] = (store_op_t){STORE_OP_PUT,
+                                  TSDB_LAYOUT_PART,
                                   {TSDB_LAYOUT_ROW, TSDB_LAYOUT_FAM,
                                    oct_slice_str(tsdb_layout_fields[i].key),
                                    oct_slice(vals[i], (size_t)n)}};
@@ -90,8 +91,9 @@ static int tsdb_layout_check(store_t *st, const tsdb_layout_t *want, unsigned fl
                 rc = oct_err(eb, OCT_ELAYOUT,
                              "data dir %s was created with %s=%u but the configuration says "
                              "%u; changing UID widths or salting on existing data would make "
-                             "it unreadable, so set %s=%u again", dir, tsdb_layout_fields[i].key,
-                             have, w, tsdb_layout_fields[i].key, have);
+                             "it unreadable, so set %s=%u again",
+                             dir, tsdb_layout_fields[i].key, have, w, tsdb_layout_fields[i].key,
+                             have);
                 goto out;
             }
         }
@@ -127,7 +129,8 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
 
     uid_options_t uo;
     uid_options_default(&uo);
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++) uo.width[k] = layout.uid_width[k];
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
+        uo.width[k] = layout.uid_width[k];
     uo.auto_create[CODEC_UID_METRIC] = oct_config_get_bool(cfg, "tsd.core.auto_create_metrics");
     uo.auto_create[CODEC_UID_TAGK] = oct_config_get_bool(cfg, "tsd.core.auto_create_tagks");
     uo.auto_create[CODEC_UID_TAGV] = oct_config_get_bool(cfg, "tsd.core.auto_create_tagvs");

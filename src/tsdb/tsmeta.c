@@ -79,8 +79,7 @@ static double tm_double(const json_value_t *o, const char *k)
 {
     const json_value_t *v = json_obj_get(o, k);
     double d;
-    if (v && v->type == JSON_NUMBER && !(v->flags & JSON_F_NONFINITE) &&
-        !json_number_double(v, &d))
+    if (v && v->type == JSON_NUMBER && !(v->flags & JSON_F_NONFINITE) && !json_number_double(v, &d))
         return d;
     return NAN; /* "NaN", null, absent */
 }
@@ -174,7 +173,8 @@ int tsmeta_delete(tsdb_t *db, const uint8_t *tsuid, size_t len, oct_errbuf_t *eb
 {
     int rc = tsmeta_check(db, len, eb);
     if (rc) return rc;
-    store_op_t op = {STORE_OP_DELETE_ROW, tsmeta_part(db, tsuid),
+    store_op_t op = {STORE_OP_DELETE_ROW,
+                     tsmeta_part(db, tsuid),
                      {oct_slice(tsuid, len), oct_slice_str(TSMETA_FAMILY), {0}, {0}}};
     return store_write(tsdb_store(db), STORE_TABLE_META, &op, 1, 0, eb);
 }
@@ -185,9 +185,9 @@ int tsmeta_incr(tsdb_t *db, const uint8_t *tsuid, size_t len, int64_t delta, int
     int rc = tsmeta_check(db, len, eb);
     if (rc) return rc;
     int64_t nv;
-    rc = store_incr(tsdb_store(db), STORE_TABLE_META, tsmeta_part(db, tsuid), oct_slice(tsuid, len),
-                    oct_slice_str(TSMETA_FAMILY), oct_slice_str(TSMETA_QUAL_CTR), delta, &nv, 0,
-                    eb);
+    rc =
+        store_incr(tsdb_store(db), STORE_TABLE_META, tsmeta_part(db, tsuid), oct_slice(tsuid, len),
+                   oct_slice_str(TSMETA_FAMILY), oct_slice_str(TSMETA_QUAL_CTR), delta, &nv, 0, eb);
     if (!rc && out_new) *out_new = nv;
     return rc;
 }

@@ -23,9 +23,9 @@
 #include "common/strbuf.h"
 #include "tsdb/tsdb.h"
 
-#define TSMETA_FAMILY "name"
+#define TSMETA_FAMILY    "name"
 #define TSMETA_QUAL_META "ts_meta"
-#define TSMETA_QUAL_CTR "ts_ctr"
+#define TSMETA_QUAL_CTR  "ts_ctr"
 
 /* The editable fields. Strings are borrowed (NULL = ""); custom_json is a
  * JSON object's text or NULL (written as null). */

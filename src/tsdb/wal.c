@@ -44,19 +44,19 @@ struct tsdb_wal {
     uint64_t seg_bytes_max;
 
     pthread_mutex_t mu;
-    pthread_cond_t work;  /* to the thread: something to do */
-    pthread_cond_t done;  /* from the thread: positions advanced / space freed */
-    wal_buf_t buf;        /* being filled */
-    wal_buf_t spare;      /* owned by the thread while writing */
-    uint64_t appended;    /* logical position after the last appended byte */
+    pthread_cond_t work; /* to the thread: something to do */
+    pthread_cond_t done; /* from the thread: positions advanced / space freed */
+    wal_buf_t buf;       /* being filled */
+    wal_buf_t spare;     /* owned by the thread while writing */
+    uint64_t appended;   /* logical position after the last appended byte */
     uint64_t written, synced;
-    uint64_t sync_req;    /* highest position a waiter wants synced */
-    uint64_t write_req;   /* highest position a waiter wants written */
-    uint64_t cur_seg;     /* segment of the next record */
-    uint64_t cur_seg_len; /* bytes appended to it so far */
-    uint64_t min_seg;     /* lowest segment that may still exist */
+    uint64_t sync_req;        /* highest position a waiter wants synced */
+    uint64_t write_req;       /* highest position a waiter wants written */
+    uint64_t cur_seg;         /* segment of the next record */
+    uint64_t cur_seg_len;     /* bytes appended to it so far */
+    uint64_t min_seg;         /* lowest segment that may still exist */
     struct timespec first_at; /* when buf went from empty to non-empty */
-    int failed;           /* sticky error code */
+    int failed;               /* sticky error code */
     int stop;
     uint64_t bytes_written, syncs;
 
@@ -76,7 +76,8 @@ static void crc_init(void)
 {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
         crc_tab[0][i] = c;
     }
     for (uint32_t i = 0; i < 256; i++)
@@ -89,8 +90,7 @@ static void crc_init(void)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc_hw_run(uint32_t c, const uint8_t *p,
-                                                              size_t n)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw_run(uint32_t c, const uint8_t *p, size_t n)
 {
     uint64_t c64 = c;
     while (n >= 8) {
@@ -101,7 +101,8 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw_run(uint32_t c, const u
         n -= 8;
     }
     c = (uint32_t)c64;
-    while (n--) c = __builtin_ia32_crc32qi(c, *p++);
+    while (n--)
+        c = __builtin_ia32_crc32qi(c, *p++);
     return c;
 }
 #endif
@@ -122,7 +123,8 @@ uint32_t tsdb_crc32c(uint32_t crc, const void *data, size_t n)
         p += 8;
         n -= 8;
     }
-    while (n--) c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xFF];
+    while (n--)
+        c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xFF];
     return ~c;
 }
 
@@ -196,7 +198,8 @@ static void buf_append(wal_buf_t *b, const uint8_t *p, size_t n)
 {
     if (b->len + n > b->cap) {
         size_t c = b->cap ? b->cap : 1 << 16;
-        while (c < b->len + n) c *= 2;
+        while (c < b->len + n)
+            c *= 2;
         b->data = xrealloc(b->data, c);
         b->cap = c;
     }
@@ -319,7 +322,8 @@ static void *wal_thread(void *arg)
 int tsdb_wal_lock(tsdb_wal_t *w, uint64_t *seg, oct_errbuf_t *eb)
 {
     pthread_mutex_lock(&w->mu);
-    while (!w->failed && w->buf.len >= WAL_MAX_PENDING) pthread_cond_wait(&w->done, &w->mu);
+    while (!w->failed && w->buf.len >= WAL_MAX_PENDING)
+        pthread_cond_wait(&w->done, &w->mu);
     if (w->failed) {
         int f = w->failed;
         pthread_mutex_unlock(&w->mu);
@@ -615,7 +619,8 @@ int tsdb_wal_open(const tsdb_wal_opts_t *o, const tsdb_wal_replay_t *rp, void *c
     closedir(dh);
     if (nseg) qsort(segs, nseg, sizeof *segs, cmp_u64);
     int rc = 0;
-    for (size_t i = 0; i < nseg && !rc; i++) rc = replay_segment(w, segs[i], rp, ctx, rec, eb);
+    for (size_t i = 0; i < nseg && !rc; i++)
+        rc = replay_segment(w, segs[i], rp, ctx, rec, eb);
     uint64_t next = nseg ? segs[nseg - 1] + 1 : 1;
     w->min_seg = nseg ? segs[0] : next;
     free(segs);

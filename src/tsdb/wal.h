@@ -16,8 +16,8 @@
 
 #include "common/err.h"
 
-#define TSDB_WAL_REC_HDR  9u           /* len(4) crc(4) type(1) */
-#define TSDB_WAL_MAX_REC  (16u << 20)  /* largest len (type + body) */
+#define TSDB_WAL_REC_HDR  9u          /* len(4) crc(4) type(1) */
+#define TSDB_WAL_MAX_REC  (16u << 20) /* largest len (type + body) */
 #define TSDB_WAL_T_SERIES 1
 #define TSDB_WAL_T_POINTS 2
 

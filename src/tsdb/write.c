@@ -114,8 +114,8 @@ static uint64_t tw_series_text_hash(const tw_series_t *s)
 {
     uint64_t h = tw_hash_bytes(s->text, s->mlen, 0xA4093822299F31D0ull);
     for (size_t i = 0; i < s->n_tags; i++)
-        h += tw_pair_hash(s->text + s->pairs[i].koff, s->pairs[i].klen,
-                          s->text + s->pairs[i].voff, s->pairs[i].vlen);
+        h += tw_pair_hash(s->text + s->pairs[i].koff, s->pairs[i].klen, s->text + s->pairs[i].voff,
+                          s->pairs[i].vlen);
     return h ? h : 1;
 }
 
@@ -247,7 +247,8 @@ static inline int slot_may_be(const tw_series_t *v, uint64_t h)
 static void tab_put(tw_tab_t *t, uint64_t h, tw_series_t *s)
 {
     size_t i = (size_t)h & t->mask;
-    while (atomic_load_explicit(&t->slots[i], memory_order_relaxed)) i = (i + 1) & t->mask;
+    while (atomic_load_explicit(&t->slots[i], memory_order_relaxed))
+        i = (i + 1) & t->mask;
     atomic_store_explicit(&t->slots[i], slot_make(s, h), memory_order_release);
 }
 
@@ -340,7 +341,8 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
     size_t tlen = 0;
     if (kv) {
         tlen = metric.len + 1;
-        for (size_t i = 0; i < n; i++) tlen += kv[i].k.len + kv[i].v.len;
+        for (size_t i = 0; i < n; i++)
+            tlen += kv[i].k.len + kv[i].v.len;
     }
     size_t pairs_sz = kv ? (n ? n : 1) * sizeof(tw_pair_t) : 0;
     tw_series_t *s = xcalloc(1, sizeof *s + pairs_sz + tlen);
@@ -512,9 +514,9 @@ static int series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **o
         if (j < m) {
             if (oct_slice_eq(kv[j].v, v)) continue;
             tags_text(&sb, kv, m);
-            rc = oct_err(eb, OCT_EINVAL, "duplicate tag: %.*s=%.*s, tags=%s", (int)k.len,
-                         (const char *)k.ptr, (int)v.len, (const char *)v.ptr,
-                         oct_strbuf_cstr(&sb));
+            rc =
+                oct_err(eb, OCT_EINVAL, "duplicate tag: %.*s=%.*s, tags=%s", (int)k.len,
+                        (const char *)k.ptr, (int)v.len, (const char *)v.ptr, oct_strbuf_cstr(&sb));
             goto out;
         }
         kv[m].k = k;
@@ -532,8 +534,7 @@ static int series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **o
                      w->max_tags, oct_strbuf_cstr(&sb));
         goto out;
     }
-    rc = codec_name_validate_metric((const char *)dp->metric.ptr, dp->metric.len, w->specials,
-                                    eb);
+    rc = codec_name_validate_metric((const char *)dp->metric.ptr, dp->metric.len, w->specials, eb);
     if (rc) goto out;
     for (size_t i = 0; i < m; i++) {
         const char *k = (const char *)kv[i].k.ptr, *v = (const char *)kv[i].v.ptr;
@@ -559,13 +560,13 @@ static int series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **o
         goto out;
     }
     uint64_t muid;
-    rc = uid_resolve_for_write(w->uids, CODEC_UID_METRIC, dp->metric.ptr, dp->metric.len, &muid,
-                               eb);
+    rc =
+        uid_resolve_for_write(w->uids, CODEC_UID_METRIC, dp->metric.ptr, dp->metric.len, &muid, eb);
     if (rc) goto out;
     tags = m <= 16 ? stack_t : xmalloc(m * sizeof *tags);
     for (size_t i = 0; i < m; i++) {
-        rc = uid_resolve_for_write(w->uids, CODEC_UID_TAGK, kv[i].k.ptr, kv[i].k.len,
-                                   &tags[i].tagk, eb);
+        rc = uid_resolve_for_write(w->uids, CODEC_UID_TAGK, kv[i].k.ptr, kv[i].k.len, &tags[i].tagk,
+                                   eb);
         if (!rc)
             rc = uid_resolve_for_write(w->uids, CODEC_UID_TAGV, kv[i].v.ptr, kv[i].v.len,
                                        &tags[i].tagv, eb);
@@ -617,8 +618,8 @@ static int series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len,
         ok = uid_get_name(w->uids, CODEC_UID_TAGK, tags[i].tagk, kb, UID_NAME_MAX, &l, &e2) == 0;
         kv[i].k = oct_slice(kb, l);
         if (ok)
-            ok = uid_get_name(w->uids, CODEC_UID_TAGV, tags[i].tagv, vb, UID_NAME_MAX, &l, &e2) ==
-                 0;
+            ok =
+                uid_get_name(w->uids, CODEC_UID_TAGV, tags[i].tagv, vb, UID_NAME_MAX, &l, &e2) == 0;
         kv[i].v = oct_slice(vb, l);
     }
     /* kv must be in the same order as tags (the TSUID's), which is fine: the
@@ -669,8 +670,7 @@ static int load_part(void *ctx, oct_slice_t part)
             tw_series_t *s;
             oct_errbuf_t e2;
             /* A row that is not a TSUID of this layout is not ours: skip. */
-            (void)series_from_tsuid(lc->w, row.cells[i].row.ptr, row.cells[i].row.len, 0, &s,
-                                    &e2);
+            (void)series_from_tsuid(lc->w, row.cells[i].row.ptr, row.cells[i].row.len, 0, &s, &e2);
         }
     }
     store_result_free(&row);
@@ -750,7 +750,8 @@ static int rp_series(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid,
     if (id >= (1u << 30)) return 0; /* absurd id: points naming it will fail */
     if (id >= w->rmap_cap) {
         size_t c = w->rmap_cap ? w->rmap_cap : 1024;
-        while (c <= id) c *= 2;
+        while (c <= id)
+            c *= 2;
         w->rmap = xrealloc(w->rmap, c * sizeof *w->rmap);
         memset(w->rmap + w->rmap_cap, 0, (c - w->rmap_cap) * sizeof *w->rmap);
         w->rmap_cap = c;
@@ -793,7 +794,8 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     w->st = tsdb_store(db);
     w->uids = tsdb_uids(db);
     const tsdb_layout_t *lay = tsdb_layout(db);
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++) w->uid_w[k] = lay->uid_width[k];
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
+        w->uid_w[k] = lay->uid_width[k];
     w->rk.metric_w = (uint8_t)lay->uid_width[CODEC_UID_METRIC];
     w->rk.tagk_w = (uint8_t)lay->uid_width[CODEC_UID_TAGK];
     w->rk.tagv_w = (uint8_t)lay->uid_width[CODEC_UID_TAGV];
@@ -865,8 +867,10 @@ void tsdb__writer_close(tsdb_writer_t *w)
         tsdb_wal_close(w->wal, clean);
     }
     size_t n = atomic_load(&w->n_series);
-    for (size_t i = 0; i < n; i++) series_free(tw_series_at(w, i));
-    for (size_t i = 0; i < TW_LIST_DIR && w->list[i]; i++) free(w->list[i]);
+    for (size_t i = 0; i < n; i++)
+        series_free(tw_series_at(w, i));
+    for (size_t i = 0; i < TW_LIST_DIR && w->list[i]; i++)
+        free(w->list[i]);
     map_free(&w->by_text);
     map_free(&w->by_tsuid);
     tw_index_free(w->index);

@@ -96,7 +96,8 @@ static void rename_delete_and_fsck(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run5(&out, "uid", "rename", "metrics", "sys.cpu.1", "sys.cpu.renamed", NULL), 0);
+    assert_int_equal(run5(&out, "uid", "rename", "metrics", "sys.cpu.1", "sys.cpu.renamed", NULL),
+                     0);
     assert_string_equal(out, "metrics sys.cpu.1 -> sys.cpu.renamed\n");
     free(out);
     assert_int_equal(run(&out, "uid", "metrics", "2", NULL, NULL), 0);

@@ -19,9 +19,8 @@ static inline int ac_req(const tu_tsd_t *t, const char *method, const char *targ
                          const char *body, char **resp)
 {
     char *r = NULL;
-    int st = tu_http(t->port, method, target,
-                     body ? "Content-Type: application/json\r\n" : NULL, body,
-                     body ? strlen(body) : 0, &r, NULL);
+    int st = tu_http(t->port, method, target, body ? "Content-Type: application/json\r\n" : NULL,
+                     body, body ? strlen(body) : 0, &r, NULL);
     if (!r) r = calloc(1, 1);
     *resp = r;
     return st;
@@ -82,12 +81,13 @@ static inline int ac_tsuid(tsdb_t *db, const char *metric, const char *const *ta
             memcpy(pairs[j], pairs[j - 1], 16);
             memcpy(pairs[j - 1], tmp, 16);
         }
-    for (size_t i = 0; i < n; i++) memcpy(out + mw + i * (kw + vw), pairs[i], kw + vw);
+    for (size_t i = 0; i < n; i++)
+        memcpy(out + mw + i * (kw + vw), pairs[i], kw + vw);
     return (int)(mw + n * (kw + vw));
 }
 
-/* Points of one series in 2012-12-31..2013-01-02 (the tests' data); *n their count (-1 if the series is
- * unknown). Free *pts. */
+/* Points of one series in 2012-12-31..2013-01-02 (the tests' data); *n their count (-1 if the
+ * series is unknown). Free *pts. */
 static inline void ac_read(tsdb_t *db, const char *metric, const char *const *tags, size_t nt,
                            codec_point_t **pts, long *n)
 {

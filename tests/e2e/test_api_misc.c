@@ -24,7 +24,8 @@ static json_value_t *get_json(const tu_tsd_t *t, const char *target, json_arena_
     if (st != 200) fail_msg("GET %s: %d %s", target, st, r);
     json_value_t *v;
     oct_errbuf_t eb;
-    if (json_parse(a, r, strlen(r), 0, &v, &eb)) fail_msg("GET %s: bad JSON %s: %s", target, eb.msg, r);
+    if (json_parse(a, r, strlen(r), 0, &v, &eb))
+        fail_msg("GET %s: bad JSON %s: %s", target, eb.msg, r);
     *keep = r;
     return v;
 }
@@ -78,7 +79,8 @@ static void routing_versions_and_errors(void **state)
 static void modes_restrict_endpoints(void **state)
 {
     (void)state;
-    const char *pt = "{\"metric\":\"m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"h\":\"a\"}}";
+    const char *pt =
+        "{\"metric\":\"m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"h\":\"a\"}}";
     const char *const ro[] = {"--read-only", "--auto-metric", NULL};
     tu_tsd_t t = {0};
     assert_int_equal(tu_tsd_start(&t, ro), 0);
@@ -110,9 +112,9 @@ static void version_config_filters_aggregators(void **state)
     char *keep;
 
     json_value_t *v = get_json(&t, "/api/version", &a, &keep);
-    const char *fields[] = {"version", "short_revision", "full_revision", "timestamp",
-                            "repo_status", "user",    "host",          "repo",
-                            "branch"};
+    const char *fields[] = {"version",   "short_revision", "full_revision",
+                            "timestamp", "repo_status",    "user",
+                            "host",      "repo",           "branch"};
     assert_int_equal(v->type, JSON_OBJECT);
     assert_int_equal(v->n, 9);
     for (size_t i = 0; i < 9; i++) {
@@ -139,8 +141,8 @@ static void version_config_filters_aggregators(void **state)
     free(keep);
 
     v = get_json(&t, "/api/config/filters", &a, &keep);
-    const char *filters[] = {"iliteral_or", "iwildcard", "literal_or", "not_iliteral_or",
-                             "not_literal_or", "regexp", "wildcard"};
+    const char *filters[] = {"iliteral_or",    "iwildcard", "literal_or", "not_iliteral_or",
+                             "not_literal_or", "regexp",    "wildcard"};
     assert_int_equal(v->n, 7);
     for (size_t i = 0; i < 7; i++) {
         json_value_t *f = json_obj_get(v, filters[i]);
@@ -151,18 +153,20 @@ static void version_config_filters_aggregators(void **state)
     free(keep);
 
     /* reference §7.12: 23 plain names + 12 estimated percentiles */
-    const char *aggs[] = {"sum", "min", "max", "avg", "median", "dev", "diff", "mult", "zimsum",
-                          "mimmin", "mimmax", "pfsum", "squareSum", "count", "first", "last",
-                          "none", "p50", "p75", "p90", "p95", "p99", "p999", "ep50r3", "ep75r3",
-                          "ep90r3", "ep95r3", "ep99r3", "ep999r3", "ep50r7", "ep75r7", "ep90r7",
-                          "ep95r7", "ep99r7", "ep999r7"};
+    const char *aggs[] = {"sum",       "min",    "max",    "avg",    "median",  "dev",
+                          "diff",      "mult",   "zimsum", "mimmin", "mimmax",  "pfsum",
+                          "squareSum", "count",  "first",  "last",   "none",    "p50",
+                          "p75",       "p90",    "p95",    "p99",    "p999",    "ep50r3",
+                          "ep75r3",    "ep90r3", "ep95r3", "ep99r3", "ep999r3", "ep50r7",
+                          "ep75r7",    "ep90r7", "ep95r7", "ep99r7", "ep999r7"};
     size_t na = sizeof aggs / sizeof *aggs;
     v = get_json(&t, "/api/aggregators", &a, &keep);
     assert_int_equal(v->type, JSON_ARRAY);
     assert_int_equal(v->n, na);
     for (size_t i = 0; i < na; i++) {
         int found = 0;
-        for (json_value_t *c = v->child; c; c = c->next) found += json_str_eq(c, aggs[i]);
+        for (json_value_t *c = v->child; c; c = c->next)
+            found += json_str_eq(c, aggs[i]);
         if (found != 1) fail_msg("aggregator %s found %d times", aggs[i], found);
     }
     free(keep);
@@ -190,14 +194,15 @@ static void stats_endpoints(void **state)
     const char *const extra[] = {"--auto-metric", NULL};
     tu_tsd_t t = {0};
     assert_int_equal(tu_tsd_start(&t, extra), 0);
-    AC_EXPECT(&t, "POST", "/api/put",
-              "[{\"metric\":\"s.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"h\":\"a\"}},"
-              "{\"metric\":\"s.m\",\"timestamp\":1356998401,\"value\":1,\"tags\":{\"h\":\"a\"}},"
-              "{\"metric\":\"s.m\",\"timestamp\":1356998402,\"value\":\"x\",\"tags\":{\"h\":\"a\"}}]",
-              400,
-              "{\"error\":{\"code\":400,\"message\":\"One or more data points had errors\","
-              "\"details\":\"Please see the TSD logs or append \\\"details\\\" to the put "
-              "request\"}}");
+    AC_EXPECT(
+        &t, "POST", "/api/put",
+        "[{\"metric\":\"s.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"h\":\"a\"}},"
+        "{\"metric\":\"s.m\",\"timestamp\":1356998401,\"value\":1,\"tags\":{\"h\":\"a\"}},"
+        "{\"metric\":\"s.m\",\"timestamp\":1356998402,\"value\":\"x\",\"tags\":{\"h\":\"a\"}}]",
+        400,
+        "{\"error\":{\"code\":400,\"message\":\"One or more data points had errors\","
+        "\"details\":\"Please see the TSD logs or append \\\"details\\\" to the put "
+        "request\"}}");
     json_arena_t a = JSON_ARENA_INIT;
     char *keep;
     json_value_t *v = get_json(&t, "/api/stats", &a, &keep);

@@ -22,7 +22,7 @@ static const char *const auto_metric[] = {"--auto-metric", NULL};
 static const char *const host_a[] = {"host=a"};
 
 #define E400_SOME                                                                                  \
-    "{\"error\":{\"code\":400,\"message\":\"One or more data points had errors\",\"details\":"    \
+    "{\"error\":{\"code\":400,\"message\":\"One or more data points had errors\",\"details\":"     \
     "\"Please see the TSD logs or append \\\"details\\\" to the put request\"}}"
 
 static void put_request_errors(void **state)
@@ -58,8 +58,9 @@ static void put_request_errors(void **state)
     AC_EXPECT(&t, "POST", "/api/put",
               "[{\"metric\":\"put.none\",\"timestamp\":1356998400,\"value\":1,"
               "\"tags\":{\"host\":\"a\"}},{]",
-              400, "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\","
-                   "\"details\":\"expected a string key at offset 77\"}}");
+              400,
+              "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\","
+              "\"details\":\"expected a string key at offset 77\"}}");
     AC_EXPECT(&t, "GET", "/api/suggest?type=metrics&q=put.none", NULL, 200, "[]");
     tu_tsd_destroy(&t);
 }
@@ -68,19 +69,21 @@ static void put_request_errors(void **state)
 static char *mixed_batch(const char *metric)
 {
     char *b = malloc(4096);
-    snprintf(b, 4096,
-             "[{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"}},"
-             "{\"metric\":\"\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"}},"
-             "{\"metric\":\"%1$s\",\"timestamp\":0,\"value\":1,\"tags\":{\"host\":\"a\"}},"
-             "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":\"\",\"tags\":{\"host\":\"a\"}},"
-             "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":1},"
-             "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":\"abc\",\"tags\":{\"host\":\"a\"}},"
-             "{\"metric\":\"%1$s\",\"timestamp\":1356998460,\"value\":2.5,\"tags\":{\"host\":\"a\"}},"
-             "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":1,\"tags\":{}},"
-             "{\"metric\":\"%1$s\",\"timestamp\":-5,\"value\":1,\"tags\":{\"host\":\"a\"}},"
-             "{\"metric\":\"%1$s\",\"timestamp\":1356998520,\"value\":\"7\",\"tags\":{\"host\":\"a\"}},"
-             "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":NaN,\"tags\":{\"host\":\"a\"}}]",
-             metric);
+    snprintf(
+        b, 4096,
+        "[{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"%1$s\",\"timestamp\":0,\"value\":1,\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":\"\",\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":1},"
+        "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":\"abc\",\"tags\":{\"host\":\"a\"}}"
+        ","
+        "{\"metric\":\"%1$s\",\"timestamp\":1356998460,\"value\":2.5,\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":1,\"tags\":{}},"
+        "{\"metric\":\"%1$s\",\"timestamp\":-5,\"value\":1,\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"%1$s\",\"timestamp\":1356998520,\"value\":\"7\",\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"%1$s\",\"timestamp\":1356998400,\"value\":NaN,\"tags\":{\"host\":\"a\"}}]",
+        metric);
     return b;
 }
 
@@ -114,28 +117,30 @@ static void put_mixed_summary_details(void **state)
     AC_EXPECT(&t, "POST", "/api/put", b, 400, E400_SOME);
     free(b);
     b = mixed_batch("put.mixed");
-#define DP(m, ts, v, tags) "{\"datapoint\":{\"metric\":\"" m "\",\"timestamp\":" #ts ",\"value\":\"" v "\",\"tags\":" tags "},"
-    AC_EXPECT(&t, "POST", "/api/put?details", b, 400,
-              "{\"success\":3,\"failed\":8,\"errors\":["
-              DP("", 1356998400, "1", "{\"host\":\"a\"}") "\"error\":\"Metric name was empty\"},"
-              DP("put.mixed", 0, "1", "{\"host\":\"a\"}") "\"error\":\"Invalid timestamp\"},"
-              DP("put.mixed", 1356998400, "", "{\"host\":\"a\"}") "\"error\":\"Empty value\"},"
-              DP("put.mixed", 1356998400, "1", "null") "\"error\":\"Missing tags\"},"
-              DP("put.mixed", 1356998400, "abc", "{\"host\":\"a\"}")
-              "\"error\":\"Unable to parse value to a number\"},"
-              DP("put.mixed", 1356998400, "1", "{}") "\"error\":\"Missing tags\"},"
-              DP("put.mixed", -5, "1", "{\"host\":\"a\"}") "\"error\":\"Invalid timestamp\"},"
-              DP("put.mixed", 1356998400, "NaN", "{\"host\":\"a\"}")
-              "\"error\":\"Unable to parse value to a number\"}]}");
+#define DP(m, ts, v, tags)                                                                         \
+    "{\"datapoint\":{\"metric\":\"" m "\",\"timestamp\":" #ts ",\"value\":\"" v                    \
+    "\",\"tags\":" tags "},"
+    AC_EXPECT(
+        &t, "POST", "/api/put?details", b, 400,
+        "{\"success\":3,\"failed\":8,\"errors\":[" DP(
+            "", 1356998400, "1",
+            "{\"host\":\"a\"}") "\"error\":\"Metric name was empty\"}," DP("put.mixed",
+                                                                           0, "1", "{\"host\":\"a\"}") "\"error\":\"Invalid timestamp\"}," DP("put.mixed",
+                                                                                                                                              1356998400, "", "{\"host\":\"a\"}") "\"error\":\"Empty value\"}," DP("put.mixed",
+                                                                                                                                                                                                                   1356998400, "1", "null") "\"error\":\"Missing tags\"}," DP("put.mixed", 1356998400, "abc", "{\"host\":\"a\"}") "\"error\":\"Unable to parse value to a number\"}," DP("put.mixed", 1356998400, "1", "{}") "\"error\":\"Missing tags\"}," DP("put.mixed", -5, "1", "{\"host\":\"a\"}") "\"error\":\"Invalid timestamp\"}," DP("put.mixed",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                1356998400,
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "NaN",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "{\"host\":\"a\"}") "\"error\":\"Unable to parse value to a number\"}]}");
 #undef DP
     free(b);
     /* all good: summary is 200, details has an empty error list */
     AC_EXPECT(&t, "POST", "/api/put?summary",
               "{\"metric\":\"put.ok\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"h\":\"x\"}}",
               200, "{\"success\":1,\"failed\":0}");
-    AC_EXPECT(&t, "POST", "/api/put?details",
-              "[{\"metric\":\"put.ok\",\"timestamp\":1356998401,\"value\":1,\"tags\":{\"h\":\"x\"}}]",
-              200, "{\"success\":1,\"failed\":0,\"errors\":[]}");
+    AC_EXPECT(
+        &t, "POST", "/api/put?details",
+        "[{\"metric\":\"put.ok\",\"timestamp\":1356998401,\"value\":1,\"tags\":{\"h\":\"x\"}}]",
+        200, "{\"success\":1,\"failed\":0,\"errors\":[]}");
     /* the good points are visible at once through the series index */
     char *r;
     assert_int_equal(ac_req(&t, "GET", "/api/search/lookup?m=put.mixed", NULL, &r), 200);
@@ -157,8 +162,8 @@ static void put_unknown_metric_then_auto(void **state)
     (void)state;
     tu_tsd_t t = {0};
     assert_int_equal(tu_tsd_start(&t, NULL), 0);
-    const char *pt =
-        "{\"metric\":\"new.metric\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"}}";
+    const char *pt = "{\"metric\":\"new.metric\",\"timestamp\":1356998400,\"value\":1,\"tags\":{"
+                     "\"host\":\"a\"}}";
     AC_EXPECT(&t, "POST", "/api/put", pt, 400, E400_SOME);
     AC_EXPECT(&t, "POST", "/api/put?details", pt, 400,
               "{\"success\":0,\"failed\":1,\"errors\":[{\"datapoint\":{\"metric\":\"new.metric\","
@@ -197,16 +202,22 @@ static void put_timestamp_and_value_forms(void **state)
     (void)state;
     tu_tsd_t t = {0};
     assert_int_equal(tu_tsd_start(&t, auto_metric), 0);
-    AC_EXPECT(&t, "POST", "/api/put",
-              "[{\"metric\":\"put.ts\",\"timestamp\":1356998400500,\"value\":1,\"tags\":{\"host\":\"a\"}},"
-              "{\"metric\":\"put.ts\",\"timestamp\":1356998401.25,\"value\":2,\"tags\":{\"host\":\"a\"}},"
-              "{\"metric\":\"put.ts\",\"timestamp\":\"1356998402\",\"value\":3,\"tags\":{\"host\":\"a\"}},"
-              "{\"metric\":\"put.ts\",\"timestamp\":1.356998403e9,\"value\":4,\"tags\":{\"host\":\"a\"}},"
-              "{\"metric\":\"put.val\",\"timestamp\":1356998400,\"value\":42.5,\"tags\":{\"host\":\"a\"}},"
-              "{\"metric\":\"put.val\",\"timestamp\":1356998401,\"value\":\"1e3\",\"tags\":{\"host\":\"a\"}},"
-              "{\"metric\":\"put.val\",\"timestamp\":1356998402,\"value\":-5,\"tags\":{\"host\":\"a\"}},"
-              "{\"metric\":\"put.val\",\"timestamp\":1356998403,\"value\":\"0.1\",\"tags\":{\"ho\\u0073t\":\"a\"}}]",
-              204, "");
+    AC_EXPECT(
+        &t, "POST", "/api/put",
+        "[{\"metric\":\"put.ts\",\"timestamp\":1356998400500,\"value\":1,\"tags\":{\"host\":\"a\"}}"
+        ","
+        "{\"metric\":\"put.ts\",\"timestamp\":1356998401.25,\"value\":2,\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"put.ts\",\"timestamp\":\"1356998402\",\"value\":3,\"tags\":{\"host\":\"a\"}}"
+        ","
+        "{\"metric\":\"put.ts\",\"timestamp\":1.356998403e9,\"value\":4,\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"put.val\",\"timestamp\":1356998400,\"value\":42.5,\"tags\":{\"host\":\"a\"}}"
+        ","
+        "{\"metric\":\"put.val\",\"timestamp\":1356998401,\"value\":\"1e3\",\"tags\":{\"host\":"
+        "\"a\"}},"
+        "{\"metric\":\"put.val\",\"timestamp\":1356998402,\"value\":-5,\"tags\":{\"host\":\"a\"}},"
+        "{\"metric\":\"put.val\",\"timestamp\":1356998403,\"value\":\"0.1\",\"tags\":{"
+        "\"ho\\u0073t\":\"a\"}}]",
+        204, "");
     assert_int_equal(tu_tsd_stop(&t), 0);
     tsdb_t *db = ac_open_dir(t.dir);
     codec_point_t *p;
@@ -281,9 +292,10 @@ static void put_acknowledged_survives_kill9(void **state)
     assert_int_equal(tu_tsd_start(&t, auto_metric), 0);
     char b[512];
     for (int i = 0; i < 50; i++) {
-        snprintf(b, sizeof b,
-                 "{\"metric\":\"put.kill\",\"timestamp\":%d,\"value\":%d,\"tags\":{\"host\":\"a\"}}",
-                 1356998400 + i, i);
+        snprintf(
+            b, sizeof b,
+            "{\"metric\":\"put.kill\",\"timestamp\":%d,\"value\":%d,\"tags\":{\"host\":\"a\"}}",
+            1356998400 + i, i);
         AC_EXPECT(&t, "POST", (i & 1) ? "/api/put?sync" : "/api/put", b, 204, "");
     }
     tu_tsd_kill(&t);

@@ -25,19 +25,28 @@ static const char *const extra[] = {"--auto-metric", NULL};
  * sys.cpu.user host=web02 dc=lga  0:1   60:2   120:3   180:4
  * sys.cpu.user host=web03 dc=sjc  30:1.5 90:2.5
  * (seconds after H0) */
-static const char put_body[] =
-    "["
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998400,\"value\":10,\"tags\":{\"host\":\"web01\",\"dc\":\"lga\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998460,\"value\":20,\"tags\":{\"host\":\"web01\",\"dc\":\"lga\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998520,\"value\":30,\"tags\":{\"host\":\"web01\",\"dc\":\"lga\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998580,\"value\":40,\"tags\":{\"host\":\"web01\",\"dc\":\"lga\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"web02\",\"dc\":\"lga\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998460,\"value\":2,\"tags\":{\"host\":\"web02\",\"dc\":\"lga\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998520,\"value\":3,\"tags\":{\"host\":\"web02\",\"dc\":\"lga\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998580,\"value\":4,\"tags\":{\"host\":\"web02\",\"dc\":\"lga\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998430,\"value\":1.5,\"tags\":{\"host\":\"web03\",\"dc\":\"sjc\"}},"
-    "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998490,\"value\":2.5,\"tags\":{\"host\":\"web03\",\"dc\":\"sjc\"}}"
-    "]";
+static const char put_body[] = "["
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998400,\"value\":10,"
+                               "\"tags\":{\"host\":\"web01\",\"dc\":\"lga\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998460,\"value\":20,"
+                               "\"tags\":{\"host\":\"web01\",\"dc\":\"lga\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998520,\"value\":30,"
+                               "\"tags\":{\"host\":\"web01\",\"dc\":\"lga\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998580,\"value\":40,"
+                               "\"tags\":{\"host\":\"web01\",\"dc\":\"lga\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998400,\"value\":1,"
+                               "\"tags\":{\"host\":\"web02\",\"dc\":\"lga\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998460,\"value\":2,"
+                               "\"tags\":{\"host\":\"web02\",\"dc\":\"lga\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998520,\"value\":3,"
+                               "\"tags\":{\"host\":\"web02\",\"dc\":\"lga\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998580,\"value\":4,"
+                               "\"tags\":{\"host\":\"web02\",\"dc\":\"lga\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998430,\"value\":1."
+                               "5,\"tags\":{\"host\":\"web03\",\"dc\":\"sjc\"}},"
+                               "{\"metric\":\"sys.cpu.user\",\"timestamp\":1356998490,\"value\":2."
+                               "5,\"tags\":{\"host\":\"web03\",\"dc\":\"sjc\"}}"
+                               "]";
 
 static tu_tsd_t g_t;
 
@@ -70,8 +79,9 @@ static int teardown(void **state)
 static void test_get_one_series(void **state)
 {
     (void)state;
-    AC_EXPECT(&g_t, "GET", "/api/query?start=1356998400&end=1356998700&m=sum:sys.cpu.user{host=web01}",
-              NULL, 200,
+    AC_EXPECT(&g_t, "GET",
+              "/api/query?start=1356998400&end=1356998700&m=sum:sys.cpu.user{host=web01}", NULL,
+              200,
               "[{\"metric\":\"sys.cpu.user\",\"tags\":{\"dc\":\"lga\",\"host\":\"web01\"},"
               "\"aggregateTags\":[],\"dps\":{\"1356998400\":10,\"1356998460\":20,"
               "\"1356998520\":30,\"1356998580\":40}}]");
@@ -83,8 +93,9 @@ static void test_get_one_series(void **state)
               "\"aggregateTags\":[],\"dps\":[[1356998400000,1],[1356998460000,2],"
               "[1356998520000,3],[1356998580000,4]]}]");
     /* start is inclusive, end too: only 60 and 120 */
-    AC_EXPECT(&g_t, "GET", "/api/query?start=1356998460&end=1356998520&m=sum:sys.cpu.user{host=web02}",
-              NULL, 200,
+    AC_EXPECT(&g_t, "GET",
+              "/api/query?start=1356998460&end=1356998520&m=sum:sys.cpu.user{host=web02}", NULL,
+              200,
               "[{\"metric\":\"sys.cpu.user\",\"tags\":{\"dc\":\"lga\",\"host\":\"web02\"},"
               "\"aggregateTags\":[],\"dps\":{\"1356998460\":2,\"1356998520\":3}}]");
 }
@@ -99,14 +110,16 @@ static void test_post_grafana(void **state)
         "\"metric\":\"sys.cpu.user\",\"downsample\":\"1m-avg\",\"filters\":[{\"type\":"
         "\"literal_or\",\"tagk\":\"dc\",\"filter\":\"lga\",\"groupBy\":false}],"
         "\"rateOptions\":{\"counter\":false}}],\"msResolution\":true,\"globalAnnotations\":true}";
-    AC_EXPECT(&g_t, "POST", "/api/query", body, 200,
-              "[{\"metric\":\"sys.cpu.user\",\"tags\":{\"dc\":\"lga\"},\"aggregateTags\":[\"host\"],"
-              "\"dps\":{\"1356998400000\":11.0,\"1356998460000\":22.0,\"1356998520000\":33.0,"
-              "\"1356998580000\":44.0}}]");
-    AC_EXPECT(&g_t, "POST", "/api/query?arrays=true", body, 200,
-              "[{\"metric\":\"sys.cpu.user\",\"tags\":{\"dc\":\"lga\"},\"aggregateTags\":[\"host\"],"
-              "\"dps\":[[1356998400000,11.0],[1356998460000,22.0],[1356998520000,33.0],"
-              "[1356998580000,44.0]]}]");
+    AC_EXPECT(
+        &g_t, "POST", "/api/query", body, 200,
+        "[{\"metric\":\"sys.cpu.user\",\"tags\":{\"dc\":\"lga\"},\"aggregateTags\":[\"host\"],"
+        "\"dps\":{\"1356998400000\":11.0,\"1356998460000\":22.0,\"1356998520000\":33.0,"
+        "\"1356998580000\":44.0}}]");
+    AC_EXPECT(
+        &g_t, "POST", "/api/query?arrays=true", body, 200,
+        "[{\"metric\":\"sys.cpu.user\",\"tags\":{\"dc\":\"lga\"},\"aggregateTags\":[\"host\"],"
+        "\"dps\":[[1356998400000,11.0],[1356998460000,22.0],[1356998520000,33.0],"
+        "[1356998580000,44.0]]}]");
     /* rate over the same: (22-11)/60 per second at 60 s, etc. Seconds keys. */
     static const char rate[] =
         "{\"start\":\"1356998400\",\"end\":\"1356998700\",\"queries\":[{\"aggregator\":\"sum\","
@@ -234,8 +247,8 @@ static void test_errors(void **state)
               "{\"error\":{\"code\":400,\"message\":\"Bad request\",\"details\":\"Deleting data is "
               "not enabled (tsd.http.query.allow_delete=false)\"}}");
     char *r;
-    assert_int_equal(ac_req(&g_t, "PUT", "/api/query?start=1356998400&m=sum:sys.cpu.user", NULL, &r),
-                     405);
+    assert_int_equal(
+        ac_req(&g_t, "PUT", "/api/query?start=1356998400&m=sum:sys.cpu.user", NULL, &r), 405);
     free(r);
 }
 
@@ -251,17 +264,20 @@ static void test_delete(void **state)
     char *r;
     assert_int_equal(ac_req(&t, "POST", "/api/put", put_body, &r), 204);
     free(r);
-    AC_EXPECT(&t, "DELETE", "/api/query?start=1356998400&end=1356998700&m=sum:sys.cpu.user{host=web03}",
-              NULL, 200,
+    AC_EXPECT(&t, "DELETE",
+              "/api/query?start=1356998400&end=1356998700&m=sum:sys.cpu.user{host=web03}", NULL,
+              200,
               "[{\"metric\":\"sys.cpu.user\",\"tags\":{\"dc\":\"sjc\",\"host\":\"web03\"},"
               "\"aggregateTags\":[],\"dps\":{\"1356998430\":1.5,\"1356998490\":2.5}}]");
-    AC_EXPECT(&t, "GET", "/api/query?start=1356998400&end=1356998700&m=sum:sys.cpu.user{host=web03}",
-              NULL, 200, "[]");
+    AC_EXPECT(&t, "GET",
+              "/api/query?start=1356998400&end=1356998700&m=sum:sys.cpu.user{host=web03}", NULL,
+              200, "[]");
     /* the others stay */
-    assert_int_equal(ac_req(&t, "GET",
-                            "/api/query?start=1356998400&end=1356998700&m=sum:sys.cpu.user{host=web01}",
-                            NULL, &r),
-                     200);
+    assert_int_equal(
+        ac_req(&t, "GET",
+               "/api/query?start=1356998400&end=1356998700&m=sum:sys.cpu.user{host=web01}", NULL,
+               &r),
+        200);
     assert_non_null(strstr(r, "\"1356998400\":10"));
     free(r);
     tu_tsd_destroy(&t);

@@ -69,12 +69,16 @@ static void uid_assign(void **state)
               "{\"error\":{\"code\":400,\"message\":\"Missing values to assign UIDs\"}}");
 
     /* points for the lookups: UIDs exist, so no auto-create is needed */
-    AC_EXPECT(&T, "POST", "/api/put",
-              "[{\"metric\":\"lk.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\",\"dc\":\"x\"}},"
-              "{\"metric\":\"lk.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"dc\":\"x\",\"host\":\"b\"}},"
-              "{\"metric\":\"lk.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"c\",\"dc\":\"y\"}},"
-              "{\"metric\":\"other.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"}}]",
-              204, "");
+    AC_EXPECT(
+        &T, "POST", "/api/put",
+        "[{\"metric\":\"lk.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\","
+        "\"dc\":\"x\"}},"
+        "{\"metric\":\"lk.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"dc\":\"x\",\"host\":"
+        "\"b\"}},"
+        "{\"metric\":\"lk.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"c\",\"dc\":"
+        "\"y\"}},"
+        "{\"metric\":\"other.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"}}]",
+        204, "");
 }
 
 static void suggest(void **state)
@@ -111,10 +115,10 @@ static void expect_lookup(const char *method, const char *target, const char *bo
 }
 
 #define RES(ts, m, tags) "{\"tsuid\":\"" ts "\",\"metric\":\"" m "\",\"tags\":" tags "}"
-#define R_A RES(TS_A, "lk.m", "{\"dc\":\"x\",\"host\":\"a\"}")
-#define R_B RES(TS_B, "lk.m", "{\"dc\":\"x\",\"host\":\"b\"}")
-#define R_C RES(TS_C, "lk.m", "{\"dc\":\"y\",\"host\":\"c\"}")
-#define R_O RES(TS_O, "other.m", "{\"host\":\"a\"}")
+#define R_A              RES(TS_A, "lk.m", "{\"dc\":\"x\",\"host\":\"a\"}")
+#define R_B              RES(TS_B, "lk.m", "{\"dc\":\"x\",\"host\":\"b\"}")
+#define R_C              RES(TS_C, "lk.m", "{\"dc\":\"y\",\"host\":\"c\"}")
+#define R_O              RES(TS_O, "other.m", "{\"host\":\"a\"}")
 
 static void lookup(void **state)
 {
@@ -170,9 +174,9 @@ static void lookup(void **state)
               "least one value.\"}}");
 }
 
-#define UM(uid, type, name, dn, desc, notes, created, custom)                                     \
-    "{\"uid\":\"" uid "\",\"type\":\"" type "\",\"name\":\"" name "\",\"displayName\":\"" dn     \
-    "\",\"description\":\"" desc "\",\"notes\":\"" notes "\",\"created\":" #created               \
+#define UM(uid, type, name, dn, desc, notes, created, custom)                                      \
+    "{\"uid\":\"" uid "\",\"type\":\"" type "\",\"name\":\"" name "\",\"displayName\":\"" dn       \
+    "\",\"description\":\"" desc "\",\"notes\":\"" notes "\",\"created\":" #created                \
     ",\"custom\":" custom "}"
 
 static void uidmeta(void **state)
@@ -223,11 +227,12 @@ static void tsmeta(void **state)
         200);
     /* the answer carries the UIDMeta of the metric and of each tag UID */
     const char *want_head =
-        "{\"tsuid\":\"" TS_O "\",\"metric\":" UM("000002", "METRIC", "other.m", "", "", "", 0,
-                                                   "null") ",\"tags\":["
-        UM("000001", "TAGK", "host", "", "", "", 0, "null") ","
-        UM("000001", "TAGV", "a", "", "", "", 0, "null") "],\"description\":\"\",\"notes\":\"\","
-        "\"created\":";
+        "{\"tsuid\":\"" TS_O
+        "\",\"metric\":" UM("000002", "METRIC", "other.m", "", "", "", 0, "null") ",\"tags\":[" UM(
+            "000001", "TAGK", "host", "", "", "", 0,
+            "null") "," UM("000001", "TAGV", "a", "", "", "", 0,
+                           "null") "],\"description\":\"\",\"notes\":\"\","
+                                   "\"created\":";
     if (strncmp(r, want_head, strlen(want_head))) fail_msg("got <%s>", r);
     const char *tail = strstr(r, ",\"units\":");
     assert_non_null(tail);
@@ -273,7 +278,8 @@ static void rename_uid(void **state)
                   "\"results\":[" RES(TS_C, "lk.m", "{\"dc\":\"z\",\"host\":\"c\"}") "]");
     char *r;
     assert_int_equal(
-        ac_req(&T, "POST", "/api/uid/rename", "{\"metric\":\"third.m\",\"name\":\"x.m\"}", &r), 400);
+        ac_req(&T, "POST", "/api/uid/rename", "{\"metric\":\"third.m\",\"name\":\"x.m\"}", &r),
+        400);
     assert_memory_equal(r, "{\"result\":\"false\",\"error\":\"", 27);
     free(r);
     AC_EXPECT(&T, "POST", "/api/uid/rename", "{\"metric\":\"lk.m\"}", 400,
@@ -283,8 +289,8 @@ static void rename_uid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(uid_assign), cmocka_unit_test(suggest),    cmocka_unit_test(lookup),
-        cmocka_unit_test(uidmeta),    cmocka_unit_test(tsmeta),     cmocka_unit_test(rename_uid),
+        cmocka_unit_test(uid_assign), cmocka_unit_test(suggest), cmocka_unit_test(lookup),
+        cmocka_unit_test(uidmeta),    cmocka_unit_test(tsmeta),  cmocka_unit_test(rename_uid),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

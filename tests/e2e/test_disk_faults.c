@@ -30,8 +30,8 @@
 #include "testutil.h"
 #include "api_client.h"
 
-#define BASE_TS 1356998400LL
-#define BATCH 500
+#define BASE_TS     1356998400LL
+#define BATCH       500
 #define MAX_BATCHES 400
 
 /* A 47-bit value that LZ4/ZSTD and the block codec cannot shrink much. */
@@ -146,9 +146,11 @@ static void disk_full_fails_clearly_and_recovers(void **state)
     long dps = 0;
     const char *d = strstr(resp, "\"dps\":{");
     assert_non_null(d);
-    for (const char *p = d + 7; *p && *p != '}'; p++) dps += *p == ':';
+    for (const char *p = d + 7; *p && *p != '}'; p++)
+        dps += *p == ':';
     free(resp);
-    if (dps < acked || dps > sent) fail_msg("query on a full disk: %ld points, acked %lld", dps, acked);
+    if (dps < acked || dps > sent)
+        fail_msg("query on a full disk: %ld points, acked %lld", dps, acked);
 
     /* space returns; the daemon needs a restart to write again (see above).
      * The clean stop flushes the heads into the store, which now has room. */

@@ -35,15 +35,15 @@
 /* Peak-RSS bounds; measured figures (RelWithDebInfo) in docs/reliability.md.
  * ASan's shadow memory and quarantine multiply RSS, so its build gets 4x. */
 #if defined(__SANITIZE_ADDRESS__)
-#define RSS_SCALE 4
+#define RSS_SCALE  4
 #define SLOW_SCALE 3 /* and its Debug build answers slower */
 #else
-#define RSS_SCALE 1
+#define RSS_SCALE  1
 #define SLOW_SCALE 1
 #endif
-#define RSS_IDLE_MB (160 * RSS_SCALE)  /* 3,000 idle connections: measured ~100 MB */
+#define RSS_IDLE_MB  (160 * RSS_SCALE) /* 3,000 idle connections: measured ~100 MB */
 #define RSS_FLOOD_MB (160 * RSS_SCALE) /* clients that never read: measured ~95 MB */
-#define RSS_SLOW_MB (64 * RSS_SCALE)   /* 300 partial requests: measured ~19 MB */
+#define RSS_SLOW_MB  (64 * RSS_SCALE)  /* 300 partial requests: measured ~19 MB */
 #define RSS_QUERY_MB (128 * RSS_SCALE) /* over-limit queries: measured ~35 MB */
 
 static double now_s(void)
@@ -105,7 +105,8 @@ static double probe_within(int port, double max_s)
     if (st != 200 || !resp || !strstr(resp, "\"version\"")) fail_msg("/api/version: %d", st);
     free(resp);
     double worst = t1 - t0 > t2 - t1 ? t1 - t0 : t2 - t1;
-    if (worst > max_s) fail_msg("answer took %.3f s (telnet %.3f s, http %.3f s)", worst, t1 - t0, t2 - t1);
+    if (worst > max_s)
+        fail_msg("answer took %.3f s (telnet %.3f s, http %.3f s)", worst, t1 - t0, t2 - t1);
     return worst;
 }
 
@@ -168,9 +169,11 @@ static void idle_connections_do_not_starve_others(void **state)
     }
     assert_int_equal(answered, n / 3);
     double worst = probe(t.port), w2 = probe(t.port);
-    fprintf(stderr, "%d idle connections: probe %.1f ms / %.1f ms\n", opened, worst * 1e3, w2 * 1e3);
+    fprintf(stderr, "%d idle connections: probe %.1f ms / %.1f ms\n", opened, worst * 1e3,
+            w2 * 1e3);
     check_rss("idle connections", t.pid, RSS_IDLE_MB);
-    for (int i = 0; i < n; i++) close(fds[i]);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
     free(fds);
     probe(t.port); /* still serving once they all went away */
     tu_tsd_destroy(&t);
@@ -194,7 +197,8 @@ static void *flood_main(void *arg)
     if (fd < 0) return NULL;
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     static char junk[1 << 16];
-    for (size_t i = 0; i + 2 <= sizeof junk; i += 2) memcpy(junk + i, "x\n", 2);
+    for (size_t i = 0; i + 2 <= sizeof junk; i += 2)
+        memcpy(junk + i, "x\n", 2);
     while (!atomic_load(&f->stop)) {
         struct pollfd p = {.fd = fd, .events = POLLOUT};
         if (poll(&p, 1, 100) <= 0) continue;
@@ -231,13 +235,14 @@ static void client_that_never_reads_does_not_stall_others(void **state)
         nanosleep(&ts, NULL);
     }
     long long sent = 0;
-    for (int i = 0; i < NF; i++) atomic_store(&f[i].stop, 1);
+    for (int i = 0; i < NF; i++)
+        atomic_store(&f[i].stop, 1);
     for (int i = 0; i < NF; i++) {
         pthread_join(th[i], NULL);
         sent += f[i].sent;
     }
-    fprintf(stderr, "%d non-reading clients sent %.1f MB of bad lines; worst probe %.1f ms\n",
-            NF, sent / 1048576.0, worst * 1e3);
+    fprintf(stderr, "%d non-reading clients sent %.1f MB of bad lines; worst probe %.1f ms\n", NF,
+            sent / 1048576.0, worst * 1e3);
     check_rss("non-reading clients", t.pid, RSS_FLOOD_MB);
     probe(t.port);
     tu_tsd_destroy(&t);
@@ -270,9 +275,9 @@ static void partial_requests_dropped_after_socket_timeout(void **state)
     enum { N = 300 };
     static int fds[N];
     static const char *const partial[] = {
-        "",                                           /* connected, nothing sent */
-        "put slow.m 1356998400 1 ho",                 /* telnet line without its end */
-        "GET /api/version HTTP/1.1\r\nHost: x\r\n",   /* headers never finished */
+        "",                                         /* connected, nothing sent */
+        "put slow.m 1356998400 1 ho",               /* telnet line without its end */
+        "GET /api/version HTTP/1.1\r\nHost: x\r\n", /* headers never finished */
         "POST /api/put HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n[{\"me", /* short body */
     };
     for (int i = 0; i < N; i++) {
@@ -305,8 +310,12 @@ static void over_limit_queries_get_413(void **state)
 {
     (void)state;
     tu_tsd_t t = {0};
-    const char *extra[] = {"--auto-metric", "--set", "tsd.query.limits.series.default=50",
-                           "--set", "tsd.query.limits.data_points.default=100000", NULL};
+    const char *extra[] = {"--auto-metric",
+                           "--set",
+                           "tsd.query.limits.series.default=50",
+                           "--set",
+                           "tsd.query.limits.data_points.default=100000",
+                           NULL};
     assert_int_equal(tu_tsd_start(&t, extra), 0);
     /* 100 series x 3,000 points = 300,000 points: over both limits; 40 series
      * of lim.small x 2,000 = 80,000: under both */
@@ -316,8 +325,8 @@ static void over_limit_queries_get_413(void **state)
     size_t len = 0;
     for (int s = 0; s < 100; s++) {
         for (int j = 0; j < 3000; j++) {
-            len += (size_t)snprintf(buf + len, sizeof buf - len,
-                                    "put lim.big %lld %d host=h%d\n", 1356998400LL + j * 10, j, s);
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "put lim.big %lld %d host=h%d\n",
+                                    1356998400LL + j * 10, j, s);
             if (len > sizeof buf - 256) {
                 assert_int_equal(tu_send_all(fd, buf, len), 0);
                 len = 0;
@@ -326,8 +335,8 @@ static void over_limit_queries_get_413(void **state)
     }
     for (int s = 0; s < 40; s++)
         for (int j = 0; j < 2000; j++) {
-            len += (size_t)snprintf(buf + len, sizeof buf - len,
-                                    "put lim.small %lld %d host=h%d\n", 1356998400LL + j * 10, 1, s);
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "put lim.small %lld %d host=h%d\n",
+                                    1356998400LL + j * 10, 1, s);
             if (len > sizeof buf - 256) {
                 assert_int_equal(tu_send_all(fd, buf, len), 0);
                 len = 0;
@@ -342,8 +351,8 @@ static void over_limit_queries_get_413(void **state)
 
     char *resp;
     /* too many series */
-    int st = ac_req(&t, "GET", "/api/query?start=1356998400&end=1357030000&m=sum:lim.big", NULL,
-                    &resp);
+    int st =
+        ac_req(&t, "GET", "/api/query?start=1356998400&end=1357030000&m=sum:lim.big", NULL, &resp);
     if (st != 413 || !strstr(resp, "\"code\":413") || !strstr(resp, "limit of 50 time series"))
         fail_msg("series limit: %d <%s>", st, resp);
     free(resp);

@@ -27,8 +27,7 @@
 
 /* Opens the (stopped) daemon's data dir and reads one series of metric with
  * the single tag host=<host>. Returns the points (malloc'd) and count. */
-static codec_point_t *read_series(const char *dir, const char *metric, const char *host,
-                                  size_t *n)
+static codec_point_t *read_series(const char *dir, const char *metric, const char *host, size_t *n)
 {
     oct_errbuf_t eb;
     oct_config_t *cfg = oct_config_new();
@@ -37,8 +36,8 @@ static codec_point_t *read_series(const char *dir, const char *metric, const cha
     if (tsdb_open(cfg, 0, &db, &eb)) fail_msg("tsdb_open: %s", eb.msg);
     uid_registry_t *r = tsdb_uids(db);
     uint64_t m, k, v;
-    assert_int_equal(uid_get_id(r, CODEC_UID_METRIC, (const uint8_t *)metric, strlen(metric), &m,
-                                &eb), 0);
+    assert_int_equal(
+        uid_get_id(r, CODEC_UID_METRIC, (const uint8_t *)metric, strlen(metric), &m, &eb), 0);
     assert_int_equal(uid_get_id(r, CODEC_UID_TAGK, (const uint8_t *)"host", 4, &k, &eb), 0);
     assert_int_equal(uid_get_id(r, CODEC_UID_TAGV, (const uint8_t *)host, strlen(host), &v, &eb),
                      0);
@@ -54,7 +53,7 @@ static codec_point_t *read_series(const char *dir, const char *metric, const cha
     return pts;
 }
 
-#define CONNS 8
+#define CONNS           8
 #define POINTS_PER_CONN 100000
 
 typedef struct {
@@ -104,8 +103,10 @@ static void eight_connections_lose_nothing(void **state)
         w[i] = (writer_t){t.port, i, 0};
         assert_int_equal(pthread_create(&th[i], NULL, telnet_writer, &w[i]), 0);
     }
-    for (int i = 0; i < CONNS; i++) pthread_join(th[i], NULL);
-    for (int i = 0; i < CONNS; i++) assert_true(w[i].ok);
+    for (int i = 0; i < CONNS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < CONNS; i++)
+        assert_true(w[i].ok);
     assert_int_equal(tu_tsd_stop(&t), 0);
 
     for (int i = 0; i < CONNS; i++) {
@@ -127,7 +128,7 @@ static void eight_connections_lose_nothing(void **state)
 
 /* ---- kill -9 during /api/put?sync=true ---------------------------------- */
 
-#define BATCH 100
+#define BATCH       100
 #define MAX_BATCHES 100000
 
 typedef struct {

@@ -15,7 +15,7 @@
 #include "testutil.h"
 #include "tsd_client.h"
 
-#define LIMIT 65536 /* tsd.http.request.max_body_size for this daemon */
+#define LIMIT     65536 /* tsd.http.request.max_body_size for this daemon */
 #define JSON_TYPE "application/json; charset=UTF-8"
 
 static tu_tsd_t tsd;
@@ -100,8 +100,7 @@ static void test_keep_alive(void **state)
         assert_int_equal(r->status, 200);
         assert_non_null(strstr(r->body, "\"version\""));
         char v[64];
-        assert_false(tc_header(r->headers, "Connection", v, sizeof v) &&
-                     !strcasecmp(v, "close"));
+        assert_false(tc_header(r->headers, "Connection", v, sizeof v) && !strcasecmp(v, "close"));
     }
     free(r);
     tc_close(c);
@@ -135,7 +134,8 @@ static void test_chunked_body(void **state)
     const char *parts[] = {
         "[{\"metric\":\"chunk.first\",\"timestamp\":1700000000,",
         "\"value\":1,\"tags\":{\"host\":\"a\"}},",
-        "{\"metric\":\"chunk.second\",\"timestamp\":1700000000,\"value\":2,\"tags\":{\"host\":\"a\"}}]",
+        "{\"metric\":\"chunk.second\",\"timestamp\":1700000000,\"value\":2,\"tags\":{\"host\":"
+        "\"a\"}}]",
     };
     assert_int_equal(tc_sends(c, "POST /api/put HTTP/1.1\r\nHost: x\r\n"
                                  "Content-Type: application/json\r\n"
@@ -168,17 +168,16 @@ static void test_gzip_body(void **state)
     uint8_t z[1024];
     size_t zn = gz(json, strlen(json), z, sizeof z, 15 + 16); /* gzip wrapper */
     char *body = NULL;
-    int st = tu_http(tsd.port, "POST", "/api/put",
-                     "Content-Type: application/json\r\nContent-Encoding: gzip\r\n", z, zn, &body,
-                     NULL);
+    int st =
+        tu_http(tsd.port, "POST", "/api/put",
+                "Content-Type: application/json\r\nContent-Encoding: gzip\r\n", z, zn, &body, NULL);
     assert_int_equal(st, 204);
     free(body);
 
     const char *json2 = "{\"metric\":\"gz.two\",\"timestamp\":1700000000,\"value\":2,"
                         "\"tags\":{\"host\":\"a\"}}";
     zn = gz(json2, strlen(json2), z, sizeof z, 15); /* zlib wrapper: HTTP's "deflate" */
-    st = tu_http(tsd.port, "POST", "/api/put", "Content-Encoding: deflate\r\n", z, zn, &body,
-                 NULL);
+    st = tu_http(tsd.port, "POST", "/api/put", "Content-Encoding: deflate\r\n", z, zn, &body, NULL);
     assert_int_equal(st, 204);
     free(body);
 
@@ -196,8 +195,8 @@ static void test_broken_gzip_is_400(void **state)
     size_t zn = gz(json, strlen(json), z, sizeof z, 15 + 16);
     char *body = NULL;
     /* Truncated stream. */
-    int st = tu_http(tsd.port, "POST", "/api/put", "Content-Encoding: gzip\r\n", z, zn / 2, &body,
-                     NULL);
+    int st =
+        tu_http(tsd.port, "POST", "/api/put", "Content-Encoding: gzip\r\n", z, zn / 2, &body, NULL);
     assert_int_equal(st, 400);
     assert_int_equal(strncmp(body, "{\"error\":{\"code\":400,\"message\":", 31), 0);
     free(body);
@@ -223,8 +222,8 @@ static void test_gzip_bomb_is_413(void **state)
     size_t zn = gz(big, n, z, n, 15 + 16);
     assert_true(zn < LIMIT);
     char *body = NULL;
-    int st = tu_http(tsd.port, "POST", "/api/put", "Content-Encoding: gzip\r\n", z, zn, &body,
-                     NULL);
+    int st =
+        tu_http(tsd.port, "POST", "/api/put", "Content-Encoding: gzip\r\n", z, zn, &body, NULL);
     assert_int_equal(st, 413);
     assert_int_equal(strncmp(body, "{\"error\":{\"code\":413,\"message\":", 31), 0);
     free(body);
@@ -273,8 +272,9 @@ static void test_body_over_limit_is_413(void **state)
     tc_resp_t *r = malloc(sizeof *r);
     assert_int_equal(tc_read_response(c, r, 5000), 0);
     assert_int_equal(r->status, 413);
-    assert_int_equal(strncmp(r->body, "{\"error\":{\"code\":413,\"message\":\"Request body too "
-                                      "large\"",
+    assert_int_equal(strncmp(r->body,
+                             "{\"error\":{\"code\":413,\"message\":\"Request body too "
+                             "large\"",
                              54),
                      0);
     char ct[128];
@@ -325,8 +325,7 @@ static void test_cors(void **state)
     (void)state;
     tu_tsd_t c = {0};
     static const char *const extra[] = {
-        "--set", "tsd.http.request.cors_domains=http://good.example, https://other.example",
-        NULL};
+        "--set", "tsd.http.request.cors_domains=http://good.example, https://other.example", NULL};
     assert_int_equal(tu_tsd_start(&c, extra), 0);
     const char *allow_headers = "Authorization, Content-Type, Accept, Origin, User-Agent, DNT, "
                                 "Cache-Control, X-Mx-ReqToken, Keep-Alive, X-Requested-With, "
@@ -347,8 +346,8 @@ static void test_cors(void **state)
     free(hdrs);
 
     /* Case-insensitive match, as OpenTSDB upper-cases both sides. */
-    st = tu_http(c.port, "OPTIONS", "/api/put", "Origin: HTTPS://OTHER.example\r\n", NULL, 0,
-                 &body, &hdrs);
+    st = tu_http(c.port, "OPTIONS", "/api/put", "Origin: HTTPS://OTHER.example\r\n", NULL, 0, &body,
+                 &hdrs);
     assert_int_equal(st, 200);
     assert_string_equal(body, "");
     assert_true(tc_header(hdrs, "Access-Control-Allow-Origin", v, sizeof v));

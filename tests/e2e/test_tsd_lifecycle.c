@@ -42,7 +42,8 @@ static void test_ready_sigterm_and_restart(void **state)
     assert_int_equal(tu_tsd_start(&t, extra), 0);
     char ready[128];
     snprintf(ready, sizeof ready, "INFO tsd: Ready to serve on 127.0.0.1:%d", t.port);
-    for (int i = 0; i < 50 && !tc_log_contains(t.log, ready); i++) tc_sleep_ms(20);
+    for (int i = 0; i < 50 && !tc_log_contains(t.log, ready); i++)
+        tc_sleep_ms(20);
     assert_true(tc_log_contains(t.log, ready));
 
     const char *json = "{\"metric\":\"life.before\",\"timestamp\":1700000000,\"value\":1,"

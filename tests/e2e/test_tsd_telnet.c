@@ -192,7 +192,8 @@ static void test_client_that_never_reads(void **state)
     assert_non_null(a);
     size_t cap = (size_t)N * 12, len = 0;
     char *req = malloc(cap);
-    for (int i = 0; i < N; i++) len += (size_t)snprintf(req + len, cap - len, "z%d\n", i);
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(req + len, cap - len, "z%d\n", i);
     assert_int_equal(tc_send(a, req, len), 0);
     free(req);
 
@@ -296,7 +297,8 @@ static void test_idle_connections(void **state)
     char *body = NULL;
     assert_int_equal(tu_http(tsd.port, "GET", "/api/version", NULL, NULL, 0, &body, NULL), 200);
     free(body);
-    for (int i = 0; i < N; i++) close(fds[i]);
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
 }
 
 int main(void)

@@ -77,7 +77,8 @@ static inline int tc_header(const char *headers, const char *name, char *out, si
         const char *h = p + 2;
         if (strncasecmp(h, name, nl) == 0 && h[nl] == ':') {
             h += nl + 1;
-            while (*h == ' ') h++;
+            while (*h == ' ')
+                h++;
             const char *e = strstr(h, "\r\n");
             size_t n = e ? (size_t)(e - h) : strlen(h);
             if (n >= cap) n = cap - 1;
@@ -141,7 +142,8 @@ static inline size_t tc_read_lines(tc_conn_t *c, int want, int timeout_ms)
 {
     for (;;) {
         int lines = 0;
-        for (size_t i = 0; i < c->len; i++) lines += c->buf[i] == '\n';
+        for (size_t i = 0; i < c->len; i++)
+            lines += c->buf[i] == '\n';
         if (lines >= want) break;
         if (!tc_fill(c, timeout_ms)) break;
     }
@@ -178,7 +180,8 @@ static inline int tc_run_tsd_expect_exit(const char *const *args, char **err, in
     if (!bin || efd < 0) return -2;
     const char *argv[32] = {bin, "tsd"};
     int n = 2;
-    for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
+    for (int i = 0; args[i] && n < 31; i++)
+        argv[n++] = args[i];
     argv[n] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
@@ -216,7 +219,8 @@ static inline int tc_log_contains(const char *log, const char *s)
     if (!f) return 0;
     char line[4096];
     int found = 0;
-    while (!found && fgets(line, sizeof line, f)) found = strstr(line, s) != NULL;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, s) != NULL;
     fclose(f);
     return found;
 }

@@ -27,13 +27,17 @@ static tsdb_t *open_db(const char *dir, int tracking, int realtime_ts, int incre
     assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", dir, &eb), 0);
     assert_int_equal(oct_config_set(cfg, "tsd.core.auto_create_metrics", "true", &eb), 0);
     assert_int_equal(oct_config_set(cfg, "tsd.core.meta.enable_tsuid_tracking",
-                                    tracking ? "true" : "false", &eb), 0);
+                                    tracking ? "true" : "false", &eb),
+                     0);
     assert_int_equal(oct_config_set(cfg, "tsd.core.meta.enable_realtime_ts",
-                                    realtime_ts ? "true" : "false", &eb), 0);
+                                    realtime_ts ? "true" : "false", &eb),
+                     0);
     assert_int_equal(oct_config_set(cfg, "tsd.core.meta.enable_tsuid_incrementing",
-                                    incrementing ? "true" : "false", &eb), 0);
+                                    incrementing ? "true" : "false", &eb),
+                     0);
     assert_int_equal(oct_config_set(cfg, "tsd.core.meta.enable_realtime_uid",
-                                    realtime_uid ? "true" : "false", &eb), 0);
+                                    realtime_uid ? "true" : "false", &eb),
+                     0);
     tsdb_t *db;
     if (tsdb_open(cfg, 0, &db, &eb)) fail_msg("open: %s", eb.msg);
     oct_config_free(cfg);
@@ -61,9 +65,9 @@ static int64_t read_ctr(tsdb_t *db)
 {
     oct_errbuf_t eb;
     store_result_t r = STORE_RESULT_INIT;
-    int rc = store_get_cell(tsdb_store(db), STORE_TABLE_META, oct_slice(TSUID, 3),
-                            oct_slice(TSUID, 9), oct_slice_str("name"), oct_slice_str("ts_ctr"),
-                            &r, &eb);
+    int rc =
+        store_get_cell(tsdb_store(db), STORE_TABLE_META, oct_slice(TSUID, 3), oct_slice(TSUID, 9),
+                       oct_slice_str("name"), oct_slice_str("ts_ctr"), &r, &eb);
     assert_true(rc >= 0);
     int64_t v = -1;
     if (rc == 1) {

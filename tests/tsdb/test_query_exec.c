@@ -23,7 +23,7 @@
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
-#define H0 1356998400LL /* 2013-01-01T00:00:00Z */
+#define H0   1356998400LL /* 2013-01-01T00:00:00Z */
 #define S(x) ((H0 + (x)) * 1000LL)
 
 typedef struct {
@@ -39,7 +39,8 @@ static size_t split_tags(const char *s, oct_slice_t *out)
 {
     size_t n = 0;
     while (*s) {
-        while (*s == ' ') s++;
+        while (*s == ' ')
+            s++;
         if (!*s) break;
         const char *eq = strchr(s, '='), *end = strchr(s, ' ');
         if (!end) end = s + strlen(s);
@@ -54,7 +55,8 @@ static size_t split_tags(const char *s, oct_slice_t *out)
 static void put_i(const char *m, const char *tags, int64_t ts_ms, int64_t v)
 {
     oct_slice_t t[32];
-    tsdb_dp_t dp = {oct_slice_str(m), t, split_tags(tags, t), {ts_ms, {.i = v}, 0}, ts_ms % 1000 != 0};
+    tsdb_dp_t dp = {
+        oct_slice_str(m), t, split_tags(tags, t), {ts_ms, {.i = v}, 0}, ts_ms % 1000 != 0};
     oct_errbuf_t eb;
     assert_int_equal(tsdb_put_batch(g_fx->db, &dp, 1, NULL, NULL, NULL, &eb), 1);
 }
@@ -199,7 +201,8 @@ static void expect_dps(const res_t *r, size_t n, const int64_t *ts_s, const doub
     if (r->n != n) fail_msg("expected %zu points, got %zu", n, r->n);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(r->ts[i], S(ts_s[i]));
-        if (fabs(r->v[i] - v[i]) > 1e-9) fail_msg("point %zu: expected %g, got %g", i, v[i], r->v[i]);
+        if (fabs(r->v[i] - v[i]) > 1e-9)
+            fail_msg("point %zu: expected %g, got %g", i, v[i], r->v[i]);
     }
 }
 
@@ -568,12 +571,18 @@ static void test_flush_and_delete(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sum_all_lerp),   cmocka_unit_test(test_group_by),
-        cmocka_unit_test(test_filters),        cmocka_unit_test(test_explicit_tags),
-        cmocka_unit_test(test_none),           cmocka_unit_test(test_downsample),
-        cmocka_unit_test(test_rate),           cmocka_unit_test(test_ms_and_range),
-        cmocka_unit_test(test_tsuid_query),    cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_limits),         cmocka_unit_test(test_scan_window),
+        cmocka_unit_test(test_sum_all_lerp),
+        cmocka_unit_test(test_group_by),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_explicit_tags),
+        cmocka_unit_test(test_none),
+        cmocka_unit_test(test_downsample),
+        cmocka_unit_test(test_rate),
+        cmocka_unit_test(test_ms_and_range),
+        cmocka_unit_test(test_tsuid_query),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_scan_window),
         cmocka_unit_test(test_flush_and_delete),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

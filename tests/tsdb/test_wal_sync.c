@@ -21,8 +21,7 @@ static uint64_t syncs_after_puts(const char *interval_ms)
     oct_config_t *cfg = oct_config_new();
     assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", dir, &eb), 0);
     assert_int_equal(oct_config_set(cfg, "tsd.core.auto_create_metrics", "true", &eb), 0);
-    assert_int_equal(oct_config_set(cfg, "tsd.storage.wal.sync_interval_ms", interval_ms, &eb),
-                     0);
+    assert_int_equal(oct_config_set(cfg, "tsd.storage.wal.sync_interval_ms", interval_ms, &eb), 0);
     tsdb_t *db;
     if (tsdb_open(cfg, 0, &db, &eb)) fail_msg("open: %s", eb.msg);
     oct_slice_t tags[2] = {oct_slice_str("host"), oct_slice_str("a")};

@@ -44,7 +44,8 @@ static tsdb_t *open_db(const char *dir, const char *const *kv)
     oct_errbuf_t eb;
     assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", dir, &eb), 0);
     assert_int_equal(oct_config_set(cfg, "tsd.core.auto_create_metrics", "true", &eb), 0);
-    for (size_t i = 0; kv && kv[i]; i += 2) assert_int_equal(oct_config_set(cfg, kv[i], kv[i + 1], &eb), 0);
+    for (size_t i = 0; kv && kv[i]; i += 2)
+        assert_int_equal(oct_config_set(cfg, kv[i], kv[i + 1], &eb), 0);
     tsdb_t *db = NULL;
     int rc = tsdb_open(cfg, 0, &db, &eb);
     if (rc) fail_msg("tsdb_open: %s", eb.msg);
@@ -76,7 +77,8 @@ static size_t split_tags(const char *s, oct_slice_t *out)
 {
     size_t n = 0;
     while (*s) {
-        while (*s == ' ') s++;
+        while (*s == ' ')
+            s++;
         if (!*s) break;
         const char *eq = strchr(s, '='), *end = strchr(s, ' ');
         if (!end) end = s + strlen(s);
@@ -111,19 +113,27 @@ static size_t tsuid_of(tsdb_t *db, const char *m, const char *tags, uint8_t *out
 {
     oct_errbuf_t eb;
     uint64_t id;
-    assert_int_equal(uid_get_id(tsdb_uids(db), CODEC_UID_METRIC, (const uint8_t *)m, strlen(m), &id, &eb), 0);
+    assert_int_equal(
+        uid_get_id(tsdb_uids(db), CODEC_UID_METRIC, (const uint8_t *)m, strlen(m), &id, &eb), 0);
     oct_put_be_n(out, id, 3);
     oct_slice_t t[64];
     size_t n = split_tags(tags, t);
     uint64_t k[64], v[64];
     for (size_t i = 0; i < n; i++) {
-        assert_int_equal(uid_get_id(tsdb_uids(db), CODEC_UID_TAGK, t[2 * i].ptr, t[2 * i].len, &k[i], &eb), 0);
-        assert_int_equal(uid_get_id(tsdb_uids(db), CODEC_UID_TAGV, t[2 * i + 1].ptr, t[2 * i + 1].len, &v[i], &eb), 0);
+        assert_int_equal(
+            uid_get_id(tsdb_uids(db), CODEC_UID_TAGK, t[2 * i].ptr, t[2 * i].len, &k[i], &eb), 0);
+        assert_int_equal(uid_get_id(tsdb_uids(db), CODEC_UID_TAGV, t[2 * i + 1].ptr,
+                                    t[2 * i + 1].len, &v[i], &eb),
+                         0);
     }
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && k[j - 1] > k[j]; j--) {
-            uint64_t a = k[j]; k[j] = k[j - 1]; k[j - 1] = a;
-            a = v[j]; v[j] = v[j - 1]; v[j - 1] = a;
+            uint64_t a = k[j];
+            k[j] = k[j - 1];
+            k[j - 1] = a;
+            a = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = a;
         }
     for (size_t i = 0; i < n; i++) {
         oct_put_be_n(out + 3 + 6 * i, k[i], 3);
@@ -153,11 +163,12 @@ static int block_cells(tsdb_t *db, const char *m, const char *tags, int64_t base
     int kl = codec_rowkey_from_tsuid(&rk, tsuid, tl, base_s, key, sizeof key, &eb);
     assert_true(kl > 0);
     store_result_t r = STORE_RESULT_INIT;
-    int n = store_get(tsdb_store(db), STORE_TABLE_DATA, oct_slice(key, 7), oct_slice(key, (size_t)kl),
-                      oct_slice_str("t"), &r, &eb);
+    int n = store_get(tsdb_store(db), STORE_TABLE_DATA, oct_slice(key, 7),
+                      oct_slice(key, (size_t)kl), oct_slice_str("t"), &r, &eb);
     assert_true(n >= 0);
     int blocks = 0;
-    for (size_t i = 0; i < r.n; i++) blocks += r.cells[i].qualifier.ptr[0] == 0x4F;
+    for (size_t i = 0; i < r.n; i++)
+        blocks += r.cells[i].qualifier.ptr[0] == 0x4F;
     store_result_free(&r);
     return blocks;
 }
@@ -168,9 +179,11 @@ static void test_roundtrip(void **state)
     oct_errbuf_t eb;
     /* ints and floats, s and ms, over three hours */
     for (int i = 0; i < 3 * 360; i++)
-        assert_int_equal(put_i(fx->db, "sys.cpu", "host=a cpu=0", (H0 + i * 10) * 1000, i * 7 - 500, &eb), 0);
+        assert_int_equal(
+            put_i(fx->db, "sys.cpu", "host=a cpu=0", (H0 + i * 10) * 1000, i * 7 - 500, &eb), 0);
     for (int i = 0; i < 1000; i++)
-        assert_int_equal(put_f(fx->db, "sys.temp", "host=a", H0 * 1000 + i * 3333 + 1, i * 0.25, &eb), 0);
+        assert_int_equal(
+            put_f(fx->db, "sys.temp", "host=a", H0 * 1000 + i * 3333 + 1, i * 0.25, &eb), 0);
     for (int pass = 0; pass < 3; pass++) {
         codec_point_t *p;
         size_t n = read_all(fx->db, "sys.cpu", "cpu=0 host=a", &p);
@@ -206,7 +219,9 @@ static void test_roundtrip(void **state)
     uint8_t tsuid[64];
     size_t tl = tsuid_of(fx->db, "sys.cpu", "host=a cpu=0", tsuid), n;
     codec_point_t *p;
-    assert_int_equal(tsdb_read_series(fx->db, tsuid, tl, (H0 + 3590) * 1000, (H0 + 3620) * 1000, &p, &n, &eb), 0);
+    assert_int_equal(
+        tsdb_read_series(fx->db, tsuid, tl, (H0 + 3590) * 1000, (H0 + 3620) * 1000, &p, &n, &eb),
+        0);
     assert_int_equal(n, 4);
     assert_int_equal(p[0].ts_ms, (H0 + 3590) * 1000);
     assert_int_equal(p[3].ts_ms, (H0 + 3620) * 1000);
@@ -245,7 +260,7 @@ static void dup_case(int fix)
     tsdb_t *db = open_db(dir, kv);
     oct_errbuf_t eb;
     assert_int_equal(put_i(db, "d", "h=x", H0 * 1000, 1, &eb), 0);
-    assert_int_equal(put_i(db, "d", "h=x", H0 * 1000, 2, &eb), 0);     /* in the head */
+    assert_int_equal(put_i(db, "d", "h=x", H0 * 1000, 2, &eb), 0); /* in the head */
     assert_int_equal(put_i(db, "d", "h=x", H0 * 1000 + 1000, 10, &eb), 0);
     assert_int_equal(tsdb_flush(db, &eb), 0);
     assert_int_equal(put_i(db, "d", "h=x", H0 * 1000 + 1000, 20, &eb), 0); /* after a flush */
@@ -279,7 +294,8 @@ static void test_tag_rules(void **state)
     oct_errbuf_t eb;
     assert_int_equal(put_i(fx->db, "m", "", H0 * 1000, 1, &eb), OCT_EINVAL);
     assert_string_equal(eb.msg, "Need at least one tag (metric=m, tags={})");
-    assert_int_equal(put_i(fx->db, "m", "a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9", H0 * 1000, 1, &eb), OCT_EINVAL);
+    assert_int_equal(put_i(fx->db, "m", "a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9", H0 * 1000, 1, &eb),
+                     OCT_EINVAL);
     assert_string_equal(eb.msg, "Too many tags: 9 maximum allowed: 8, tags: "
                                 "{a=1, b=2, c=3, d=4, e=5, f=6, g=7, h=8, i=9}");
     assert_int_equal(put_i(fx->db, "m", "a=1 a=2", H0 * 1000, 1, &eb), OCT_EINVAL);
@@ -338,7 +354,9 @@ static void test_unknown_metric(void **state)
     assert_int_equal(put_i(db, "x", "a=1", H0 * 1000, 1, &eb), OCT_ENOSUCHNAME);
     assert_string_equal(eb.msg, "No such name for 'metrics': 'x'");
     /* batch: the error callback gets the index, the rest is stored */
-    assert_int_equal(uid_get_or_create(tsdb_uids(db), CODEC_UID_METRIC, (const uint8_t *)"y", 1, &(uint64_t){0}, NULL, &eb), 0);
+    assert_int_equal(uid_get_or_create(tsdb_uids(db), CODEC_UID_METRIC, (const uint8_t *)"y", 1,
+                                       &(uint64_t){0}, NULL, &eb),
+                     0);
     oct_slice_t t[2] = {oct_slice_str("a"), oct_slice_str("1")};
     tsdb_dp_t dps[3] = {
         {oct_slice_str("y"), t, 1, {H0 * 1000, {.i = 1}, 0}, 0},
@@ -382,7 +400,8 @@ static void test_series_index(void **state)
     fx_t *fx = *state;
     oct_errbuf_t eb;
     const char *series[] = {"host=a dc=1", "host=b dc=1", "host=c dc=2", "host=a"};
-    for (int i = 0; i < 4; i++) assert_int_equal(put_i(fx->db, "cpu", series[i], H0 * 1000, i, &eb), 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(put_i(fx->db, "cpu", series[i], H0 * 1000, i, &eb), 0);
     assert_int_equal(put_i(fx->db, "mem", "host=a", H0 * 1000, 1, &eb), 0);
     uint64_t cpu, host, dc, a, one;
     uid_registry_t *u = tsdb_uids(fx->db);
@@ -427,12 +446,14 @@ static void test_salted(void **state)
     for (int pass = 0; pass < 3; pass++) {
         for (int h = 0; h < 5 && pass == 0; h++)
             for (int i = 0; i < 800; i++) /* 800 x 10 s: three hours */
-                assert_int_equal(put_i(db, "salty", hosts[h], (H0 + i * 10) * 1000, h * 1000 + i, &eb), 0);
+                assert_int_equal(
+                    put_i(db, "salty", hosts[h], (H0 + i * 10) * 1000, h * 1000 + i, &eb), 0);
         for (int h = 0; h < 5; h++) {
             codec_point_t *p;
             size_t n = read_all(db, "salty", hosts[h], &p);
             assert_int_equal(n, 800);
-            for (int i = 0; i < 800; i++) assert_int_equal(p[i].val.i, h * 1000 + i);
+            for (int i = 0; i < 800; i++)
+                assert_int_equal(p[i].val.i, h * 1000 + i);
             free(p);
         }
         if (pass == 0) assert_int_equal(tsdb_flush(db, &eb), 0);
@@ -462,8 +483,12 @@ static void test_opentsdb_cells(void **state)
     uint8_t q0[2] = {0x00, 0x00}, v0[1] = {5};
     uint8_t q1[2] = {0x01, 0x4B}, v1[4] = {0x40, 0x20, 0x00, 0x00}; /* 20 << 4 | 0xB, 2.5f */
     store_op_t ops[2] = {
-        {STORE_OP_PUT, oct_slice(key, 7), {oct_slice(key, (size_t)kl), oct_slice_str("t"), oct_slice(q0, 2), oct_slice(v0, 1)}},
-        {STORE_OP_PUT, oct_slice(key, 7), {oct_slice(key, (size_t)kl), oct_slice_str("t"), oct_slice(q1, 2), oct_slice(v1, 4)}},
+        {STORE_OP_PUT,
+         oct_slice(key, 7),
+         {oct_slice(key, (size_t)kl), oct_slice_str("t"), oct_slice(q0, 2), oct_slice(v0, 1)}},
+        {STORE_OP_PUT,
+         oct_slice(key, 7),
+         {oct_slice(key, (size_t)kl), oct_slice_str("t"), oct_slice(q1, 2), oct_slice(v1, 4)}},
     };
     assert_int_equal(store_write(tsdb_store(fx->db), STORE_TABLE_DATA, ops, 2, 0, &eb), 0);
     for (int pass = 0; pass < 2; pass++) {
@@ -485,7 +510,10 @@ static void test_opentsdb_cells(void **state)
 /* ---- crash recovery --------------------------------------------------- */
 
 /* Value of point i: deterministic, so the parent knows what to expect. */
-static int64_t crash_val(int i) { return (int64_t)i * 31 - 7; }
+static int64_t crash_val(int i)
+{
+    return (int64_t)i * 31 - 7;
+}
 
 #define CRASH_SERIES 10
 
@@ -505,8 +533,11 @@ static int child_crash(const char *dir, int n, int torn)
             snprintf(tv[j], sizeof tv[j], "%d", k % CRASH_SERIES);
             t[j][0] = oct_slice_str("s");
             t[j][1] = oct_slice_str(tv[j]);
-            dps[j] = (tsdb_dp_t){oct_slice_str("crash"), t[j], 1,
-                                 {(H0 + k / CRASH_SERIES) * 1000, {.i = crash_val(k)}, 0}, 0};
+            dps[j] = (tsdb_dp_t){oct_slice_str("crash"),
+                                 t[j],
+                                 1,
+                                 {(H0 + k / CRASH_SERIES) * 1000, {.i = crash_val(k)}, 0},
+                                 0};
         }
         uint64_t seq;
         if (tsdb_put_batch(db, dps, 100, NULL, NULL, &seq, &eb) != 100) return 2;
@@ -536,7 +567,8 @@ static int run_child(const char *mode, const char *dir, const char *n, char *out
     close(pfd[1]);
     size_t len = 0;
     ssize_t r;
-    while ((r = read(pfd[0], out + len, cap - 1 - len)) > 0) len += (size_t)r;
+    while ((r = read(pfd[0], out + len, cap - 1 - len)) > 0)
+        len += (size_t)r;
     out[len] = 0;
     close(pfd[0]);
     int st;
@@ -561,7 +593,8 @@ static void check_crash_data(tsdb_t *db, int acked, int *max_found)
         }
         /* points of series s with k < acked: all present */
         int want = 0;
-        for (int k = s; k < acked; k += CRASH_SERIES) want++;
+        for (int k = s; k < acked; k += CRASH_SERIES)
+            want++;
         assert_true((int)n >= want);
         for (int j = 0; j < want; j++)
             assert_int_equal(p[j].ts_ms, (H0 + j) * 1000);
@@ -671,7 +704,8 @@ static int count_segments(const char *dir)
     assert_non_null(d);
     int n = 0;
     struct dirent *de;
-    while ((de = readdir(d))) n += strstr(de->d_name, ".wal") != NULL;
+    while ((de = readdir(d)))
+        n += strstr(de->d_name, ".wal") != NULL;
     closedir(d);
     return n;
 }
@@ -690,7 +724,8 @@ static void test_segments(void **state)
     uint64_t seq = 0;
     for (int i = 0; i < N; i += B) {
         for (int j = 0; j < B; j++)
-            dps[j] = (tsdb_dp_t){oct_slice_str("seg"), t, 1, {H0 * 1000 + i + j, {.i = (i + j) * 1000003LL}, 0}, 1};
+            dps[j] = (tsdb_dp_t){
+                oct_slice_str("seg"), t, 1, {H0 * 1000 + i + j, {.i = (i + j) * 1000003LL}, 0}, 1};
         assert_int_equal(tsdb_put_batch(db, dps, B, NULL, NULL, &seq, &eb), B);
     }
     assert_int_equal(tsdb_wait_durable(db, seq, 1, -1, &eb), 0);
@@ -715,9 +750,9 @@ static void test_segments(void **state)
 
 /* ---- concurrency ------------------------------------------------------ */
 
-#define THREADS 8
+#define THREADS    8
 #define PER_THREAD 100000
-#define TSERIES 50
+#define TSERIES    50
 
 typedef struct {
     tsdb_t *db;
@@ -731,7 +766,8 @@ static void *writer(void *arg)
     char tv[TSERIES][8];
     char thr[8];
     snprintf(thr, sizeof thr, "%d", a->t);
-    for (int s = 0; s < TSERIES; s++) snprintf(tv[s], sizeof tv[s], "%d", s);
+    for (int s = 0; s < TSERIES; s++)
+        snprintf(tv[s], sizeof tv[s], "%d", s);
     enum { B = 250 };
     tsdb_dp_t dps[B];
     oct_slice_t tags[B][4];
@@ -742,8 +778,8 @@ static void *writer(void *arg)
             tags[j][1] = oct_slice_str(thr);
             tags[j][2] = oct_slice_str("s");
             tags[j][3] = oct_slice_str(tv[s]);
-            dps[j] = (tsdb_dp_t){oct_slice_str("conc"), tags[j], 2,
-                                 {(H0 + k / TSERIES) * 1000, {.i = k}, 0}, 0};
+            dps[j] = (tsdb_dp_t){
+                oct_slice_str("conc"), tags[j], 2, {(H0 + k / TSERIES) * 1000, {.i = k}, 0}, 0};
         }
         uint64_t seq;
         oct_errbuf_t eb;

@@ -76,9 +76,10 @@ static void raw_put(fx_t *fx, const char *kind, const void *row, size_t rlen, co
                     const char *qual, const void *val, size_t vlen)
 {
     oct_errbuf_t eb;
-    store_op_t op = {STORE_OP_PUT, oct_slice_str(kind),
-                     {oct_slice(row, rlen), oct_slice_str(fam), oct_slice_str(qual),
-                      oct_slice(val, vlen)}};
+    store_op_t op = {
+        STORE_OP_PUT,
+        oct_slice_str(kind),
+        {oct_slice(row, rlen), oct_slice_str(fam), oct_slice_str(qual), oct_slice(val, vlen)}};
     assert_int_equal(store_write(fx->st, STORE_TABLE_UID, &op, 1, 0, &eb), 0);
 }
 
@@ -86,7 +87,8 @@ static void raw_del(fx_t *fx, const char *kind, const void *row, size_t rlen, co
                     const char *qual)
 {
     oct_errbuf_t eb;
-    store_op_t op = {STORE_OP_DELETE_CELL, oct_slice_str(kind),
+    store_op_t op = {STORE_OP_DELETE_CELL,
+                     oct_slice_str(kind),
                      {oct_slice(row, rlen), oct_slice_str(fam), oct_slice_str(qual), {0}}};
     assert_int_equal(store_write(fx->st, STORE_TABLE_UID, &op, 1, 0, &eb), 0);
 }
@@ -104,20 +106,23 @@ static void empty_store_assigns_one_per_kind(void **state)
     oct_errbuf_t eb;
     store_result_t res = STORE_RESULT_INIT;
     assert_int_equal(store_get_cell(fx->st, STORE_TABLE_UID, oct_slice_str("tagv"),
-                                    oct_slice("\0", 1), oct_slice_str("id"),
-                                    oct_slice_str("tagv"), &res, &eb), 1);
+                                    oct_slice("\0", 1), oct_slice_str("id"), oct_slice_str("tagv"),
+                                    &res, &eb),
+                     1);
     assert_int_equal(res.cells[0].value.len, 8);
     assert_memory_equal(res.cells[0].value.ptr, "\0\0\0\0\0\0\0\2", 8);
     store_result_reset(&res);
     assert_int_equal(store_get_cell(fx->st, STORE_TABLE_UID, oct_slice_str("tagv"),
                                     oct_slice("\0\0\2", 3), oct_slice_str("name"),
-                                    oct_slice_str("tagv"), &res, &eb), 1);
+                                    oct_slice_str("tagv"), &res, &eb),
+                     1);
     assert_int_equal(res.cells[0].value.len, 5);
     assert_memory_equal(res.cells[0].value.ptr, "web02", 5);
     store_result_reset(&res);
     assert_int_equal(store_get_cell(fx->st, STORE_TABLE_UID, oct_slice_str("metrics"),
                                     oct_slice_str("sys.cpu.0"), oct_slice_str("id"),
-                                    oct_slice_str("metrics"), &res, &eb), 1);
+                                    oct_slice_str("metrics"), &res, &eb),
+                     1);
     assert_memory_equal(res.cells[0].value.ptr, "\0\0\1", 3);
     store_result_free(&res);
 
@@ -153,8 +158,7 @@ static void unknown_metric_rejected_without_auto_create(void **state)
     uid_options_default(&o);
     o.auto_create[CODEC_UID_METRIC] = 1;
     fx_open(fx, &o);
-    assert_int_equal(uid_resolve_for_write(fx->r, CODEC_UID_METRIC, S("new.metric"), &id, &eb),
-                     0);
+    assert_int_equal(uid_resolve_for_write(fx->r, CODEC_UID_METRIC, S("new.metric"), &id, &eb), 0);
     assert_int_equal(id, 1);
 }
 
@@ -168,8 +172,7 @@ static void invalid_names_get_opentsdb_errors(void **state)
                      OCT_EBADNAME);
     assert_string_equal(eb.msg, "Invalid metric name (\"bad name\"): illegal character:  ");
     assert_int_equal(created, 0);
-    assert_int_equal(uid_get_or_create(fx->r, CODEC_UID_TAGV, S(""), &id, NULL, &eb),
-                     OCT_EBADNAME);
+    assert_int_equal(uid_get_or_create(fx->r, CODEC_UID_TAGV, S(""), &id, NULL, &eb), OCT_EBADNAME);
     /* nothing was written: the counter is still absent */
     uint64_t c = 99;
     assert_int_equal(uid_counter(fx->r, CODEC_UID_METRIC, &c, &eb), 0);
@@ -205,7 +208,7 @@ static void width_one_exhausts_after_255(void **state)
 }
 
 #define RACE_THREADS 16
-#define RACE_NAMES 10000
+#define RACE_NAMES   10000
 
 typedef struct {
     uid_registry_t *r;
@@ -247,7 +250,8 @@ static void racing_writers_get_one_uid_per_name(void **state)
         args[t] = (race_arg_t){fx->r, t + 1, calloc(RACE_NAMES, sizeof(uint64_t)), 0};
         assert_int_equal(pthread_create(&th[t], NULL, race_worker, &args[t]), 0);
     }
-    for (int t = 0; t < RACE_THREADS; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < RACE_THREADS; t++)
+        pthread_join(th[t], NULL);
 
     /* every thread saw the same UID for every name, and UIDs are 1..N
      * exactly once: nothing leaked, nothing doubled */
@@ -257,7 +261,8 @@ static void racing_writers_get_one_uid_per_name(void **state)
         assert_true(id >= 1 && id <= RACE_NAMES);
         assert_int_equal(used[id], 0);
         used[id] = 1;
-        for (int t = 1; t < RACE_THREADS; t++) assert_int_equal(args[t].ids[i], id);
+        for (int t = 1; t < RACE_THREADS; t++)
+            assert_int_equal(args[t].ids[i], id);
     }
     for (int t = 0; t < RACE_THREADS; t++) {
         assert_int_equal(args[t].failures, 0);
@@ -279,8 +284,8 @@ static void racing_writers_get_one_uid_per_name(void **state)
         size_t len;
         char want[32];
         snprintf(want, sizeof want, "race.name.%05d", i);
-        assert_int_equal(uid_get_name(fx->r, CODEC_UID_TAGV, seen[1 + i], name, sizeof name,
-                                      &len, &eb), 0);
+        assert_int_equal(
+            uid_get_name(fx->r, CODEC_UID_TAGV, seen[1 + i], name, sizeof name, &len, &eb), 0);
         assert_int_equal(len, strlen(want));
         assert_memory_equal(name, want, len);
     }
@@ -307,8 +312,7 @@ static void rename_moves_name_keeps_uid(void **state)
                          OCT_ENOSUCHNAME);
         uint8_t name[64];
         size_t len;
-        assert_int_equal(uid_get_name(fx->r, CODEC_UID_METRIC, a, name, sizeof name, &len, &eb),
-                         0);
+        assert_int_equal(uid_get_name(fx->r, CODEC_UID_METRIC, a, name, sizeof name, &len, &eb), 0);
         assert_int_equal(len, 8);
         assert_memory_equal(name, "new.name", 8);
         uid_drop_caches(fx->r);
@@ -372,8 +376,8 @@ static int names_cb(void *ctx, const uint8_t *name, size_t len, uint64_t id)
 static void suggest_is_prefix_ordered_and_bounded(void **state)
 {
     fx_t *fx = *state;
-    const char *all[] = {"sys.cpu.user", "sys.cpu.idle", "sys.disk.read", "sysx", "app.req",
-                         "sys.cpu.0", "édition"};
+    const char *all[] = {"sys.cpu.user", "sys.cpu.idle", "sys.disk.read", "sysx",
+                         "app.req",      "sys.cpu.0",    "édition"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         must_create(fx->r, CODEC_UID_TAGV, all[i]);
     oct_errbuf_t eb;
@@ -393,8 +397,7 @@ static void suggest_is_prefix_ordered_and_bounded(void **state)
     assert_int_equal(ns.n, 7);
     assert_string_equal(ns.names[0], "app.req");
     assert_string_equal(ns.names[6], "édition");
-    assert_int_equal(uid_suggest(fx->r, CODEC_UID_TAGV, S("x"), 0, names_cb, &ns, &eb),
-                     OCT_EINVAL);
+    assert_int_equal(uid_suggest(fx->r, CODEC_UID_TAGV, S("x"), 0, names_cb, &ns, &eb), OCT_EINVAL);
     assert_string_equal(eb.msg, "Count must be greater than 0");
     memset(&ns, 0, sizeof ns);
     assert_int_equal(uid_suggest(fx->r, CODEC_UID_METRIC, S("sys"), 25, names_cb, &ns, &eb), 0);
@@ -432,7 +435,7 @@ static void fsck_finds_and_fixes_each_damage(void **state)
 {
     fx_t *fx = *state;
     oct_errbuf_t eb;
-    must_create(fx->r, CODEC_UID_METRIC, "m.ok");       /* 1 */
+    must_create(fx->r, CODEC_UID_METRIC, "m.ok");        /* 1 */
     must_create(fx->r, CODEC_UID_METRIC, "m.noreverse"); /* 2 */
     must_create(fx->r, CODEC_UID_METRIC, "m.twin1");     /* 3 */
     must_create(fx->r, CODEC_UID_METRIC, "m.mismatch");  /* 4 */
@@ -486,8 +489,7 @@ static void fsck_finds_and_fixes_each_damage(void **state)
     assert_memory_equal(name, "m.mismatch", len);
     assert_int_equal(uid_get_id(fx->r, CODEC_UID_METRIC, S("fsck.m.twin1.m.twin2"), &id, &eb), 0);
     assert_int_equal(id, 3);
-    assert_int_equal(uid_get_id(fx->r, CODEC_UID_METRIC, S("m.twin1"), &id, &eb),
-                     OCT_ENOSUCHNAME);
+    assert_int_equal(uid_get_id(fx->r, CODEC_UID_METRIC, S("m.twin1"), &id, &eb), OCT_ENOSUCHNAME);
     assert_int_equal(uid_get_name(fx->r, CODEC_UID_METRIC, 9, name, sizeof name, &len, &eb),
                      OCT_ENOSUCHID);
     assert_int_equal(uid_counter(fx->r, CODEC_UID_METRIC, &c, &eb), 0);
@@ -510,7 +512,8 @@ static void random_metric_uids_are_distinct_and_in_range(void **state)
         snprintf(name, sizeof name, "rnd.%d", i);
         ids[i] = must_create(fx->r, CODEC_UID_METRIC, name);
         assert_true(ids[i] >= 1 && ids[i] <= 0xFFFF);
-        for (int j = 0; j < i; j++) assert_true(ids[j] != ids[i]);
+        for (int j = 0; j < i; j++)
+            assert_true(ids[j] != ids[i]);
     }
     oct_errbuf_t eb;
     uint64_t c;
@@ -562,8 +565,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rename_moves_name_keeps_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(delete_removes_mapping_never_reuses_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(suggest_is_prefix_ordered_and_bounded, setup, teardown),
-        cmocka_unit_test_setup_teardown(opentsdb_leaked_reverse_rows_are_skipped, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(opentsdb_leaked_reverse_rows_are_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(fsck_finds_and_fixes_each_damage, setup, teardown),
         cmocka_unit_test_setup_teardown(random_metric_uids_are_distinct_and_in_range, setup,
                                         teardown),

@@ -700,7 +700,8 @@ static void block_irregular_ms_timestamps_round_trip(void **state)
     ssize_t len = codec_block_encode(pts, 4, buf, sizeof buf, CODEC_BLOCK_ENC_AUTO, NULL);
     assert_true(len > 0);
     assert_int_equal(codec_block_decode(buf, (size_t)len, out, 64), 4);
-    for (int i = 0; i < 4; i++) assert_int_equal(out[i].ts_ms, pts[i].ts_ms);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(out[i].ts_ms, pts[i].ts_ms);
 
     uint64_t x = 0x9E3779B97F4A7C15ull;
     for (int iter = 0; iter < 20000; iter++) {
@@ -711,8 +712,10 @@ static void block_irregular_ms_timestamps_round_trip(void **state)
             pts[i].ts_ms = ts;
             ts += (x & 3) == 0 ? 1 + (int64_t)(x >> 60) : 10000 + (int64_t)((x >> 8) % 3) - 1;
             pts[i].is_float = (x >> 20) & 1;
-            if (pts[i].is_float) pts[i].val.f = (double)((x >> 24) % 100000) / 100.0;
-            else pts[i].val.i = (int64_t)((x >> 24) % 1000);
+            if (pts[i].is_float)
+                pts[i].val.f = (double)((x >> 24) % 100000) / 100.0;
+            else
+                pts[i].val.i = (int64_t)((x >> 24) % 1000);
         }
         len = codec_block_encode(pts, (size_t)n, buf, sizeof buf, CODEC_BLOCK_ENC_AUTO, NULL);
         assert_true(len > 0);

@@ -507,8 +507,7 @@ static void compact_and_append_refuse_offsets_past_the_hour(void **state)
     assert_int_equal(codec_compact_build(cells, 2, q, sizeof q, &ql, val, sizeof val, &vl, &eb),
                      OCT_ERANGE);
     assert_int_equal(codec_append_build(cells, 2, val, sizeof val, &eb), OCT_ERANGE);
-    assert_int_equal(codec_compact_build(cells, 1, q, sizeof q, &ql, val, sizeof val, &vl, &eb),
-                     1);
+    assert_int_equal(codec_compact_build(cells, 1, q, sizeof q, &ql, val, sizeof val, &vl, &eb), 1);
 }
 
 int main(void)
