@@ -110,9 +110,13 @@ static double probe_within(int port, double max_s)
     return worst;
 }
 
+/* The bound tells a stalled daemon (no answer at all while the others flood
+ * it) from a busy one: ctest -j2 runs the crash loop and the durability load
+ * beside this test on 2 cores, where a healthy answer has taken 3.8 s under
+ * ASan, so 1 s was a flake, not a finding. */
 static double probe(int port)
 {
-    return probe_within(port, 1.0 * SLOW_SCALE);
+    return probe_within(port, 3.0 * SLOW_SCALE);
 }
 
 static void check_rss(const char *what, int pid, long bound_mb)
