@@ -22,8 +22,6 @@ const char *tu_hex(const uint8_t *buf, size_t n);
  * exit status, or -1 if it could not run. */
 int tu_run_octsdb(char **out, const char *const argv[]);
 
-#endif
-
 /* ---- the real daemon on a loopback port ------------------------------- */
 
 typedef struct {
@@ -61,3 +59,5 @@ size_t tu_recv_some(int fd, char *buf, size_t cap, int timeout_ms);
  * NULL) and, if hdrs is non-NULL, the raw response headers (malloc'd). */
 int tu_http(int port, const char *method, const char *target, const char *headers, const void *body,
             size_t body_len, char **resp, char **hdrs);
+
+#endif

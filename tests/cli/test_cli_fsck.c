@@ -15,11 +15,9 @@
 
 #include "common/config.h"
 #include "store/store.h"
+#include "cli_fixture.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
-
-static char *g_dir;
-static char g_flag[4200];
 
 /* The number after "<name>: " on its own line of out, or -1. */
 static long counter(const char *out, const char *name)
@@ -196,27 +194,10 @@ static void finds_counts_fixes_then_clean(void **state)
     free(out);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    setenv("TZ", "UTC", 1);
-    g_dir = tu_tempdir();
-    snprintf(g_flag, sizeof g_flag, "--datadir=%s", g_dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmrf(g_dir);
-    free(g_dir);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finds_counts_fixes_then_clean),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, cli_fixture_setup, cli_fixture_teardown);
 }

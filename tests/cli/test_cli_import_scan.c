@@ -18,16 +18,15 @@
 
 #include "common/config.h"
 #include "store/store.h"
+#include "cli_fixture.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
 
-static char *g_tmp;
-
 static char *path_in(const char *name)
 {
-    size_t n = strlen(g_tmp) + strlen(name) + 2;
+    size_t n = strlen(g_dir) + strlen(name) + 2;
     char *p = malloc(n);
-    snprintf(p, n, "%s/%s", g_tmp, name);
+    snprintf(p, n, "%s/%s", g_dir, name);
     return p;
 }
 
@@ -441,22 +440,6 @@ static void help_for_each_command(void **state)
     free(out);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    setenv("TZ", "UTC", 1);
-    g_tmp = tu_tempdir();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmrf(g_tmp);
-    free(g_tmp);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,5 +448,5 @@ int main(void)
         cmocka_unit_test(import_errors_stop_or_skip),
         cmocka_unit_test(help_for_each_command),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, cli_fixture_setup, cli_fixture_teardown);
 }

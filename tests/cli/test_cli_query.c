@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_fixture.h"
 #include "testutil.h"
-
-static char *g_dir;
-static char g_flag[4200];
 
 static void query_lines(void **state)
 {
@@ -99,27 +97,10 @@ static void query_lines(void **state)
     free(out);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    setenv("TZ", "UTC", 1);
-    g_dir = tu_tempdir();
-    snprintf(g_flag, sizeof g_flag, "--datadir=%s", g_dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmrf(g_dir);
-    free(g_dir);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(query_lines),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, cli_fixture_setup, cli_fixture_teardown);
 }

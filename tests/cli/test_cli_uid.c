@@ -10,10 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_fixture.h"
 #include "testutil.h"
-
-static char *g_dir;
-static char g_flag[4200];
 
 /* Runs `octsdb <cmd> --datadir=<dir> args...`; returns status, output in *out. */
 static int run5(char **out, const char *cmd, const char *a1, const char *a2, const char *a3,
@@ -28,22 +26,6 @@ static int run(char **out, const char *cmd, const char *a1, const char *a2, cons
 {
     const char *argv[8] = {cmd, g_flag, a1, a2, a3, a4, NULL};
     return tu_run_octsdb(out, argv);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    g_dir = tu_tempdir();
-    snprintf(g_flag, sizeof g_flag, "--datadir=%s", g_dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmrf(g_dir);
-    free(g_dir);
-    return 0;
 }
 
 static void assign_lookup_grep_print_opentsdb_lines(void **state)
@@ -152,5 +134,5 @@ int main(void)
         cmocka_unit_test(rename_delete_and_fsck),
         cmocka_unit_test(every_command_has_help),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, cli_fixture_setup, cli_fixture_teardown);
 }
