@@ -182,6 +182,40 @@ void tu_tsd_print_log(const tu_tsd_t *t)
     fclose(f);
 }
 
+/* Daemons started and not yet reaped. A failed cmocka assertion longjmps
+ * past the test's own stop, so whatever is still listed when the program
+ * exits is killed then: a failing test must not leave a TSD running. */
+#define TU_MAX_LIVE 64
+static pid_t tu_live[TU_MAX_LIVE];
+
+static void tu_live_kill_all(void)
+{
+    for (int i = 0; i < TU_MAX_LIVE; i++)
+        if (tu_live[i] > 0) {
+            /* only our own unreaped child: a test may have reaped it itself
+             * (then the pid may belong to someone else by now) */
+            if (waitpid(tu_live[i], NULL, WNOHANG) == 0) {
+                kill(tu_live[i], SIGKILL);
+                waitpid(tu_live[i], NULL, 0);
+            }
+            tu_live[i] = 0;
+        }
+}
+
+static void tu_live_set(pid_t old, pid_t pid)
+{
+    static int registered;
+    if (!registered) {
+        atexit(tu_live_kill_all);
+        registered = 1;
+    }
+    for (int i = 0; i < TU_MAX_LIVE; i++)
+        if (tu_live[i] == old) {
+            tu_live[i] = pid;
+            return;
+        }
+}
+
 int tu_tsd_start(tu_tsd_t *t, const char *const *extra)
 {
     const char *bin = getenv("OCTSDB_BIN");
@@ -212,6 +246,7 @@ int tu_tsd_start(tu_tsd_t *t, const char *const *extra)
             _exit(127);
         }
         t->pid = pid;
+        tu_live_set(0, pid);
         for (int i = 0; i < 400; i++) { /* 20 s */
             int fd = tu_connect(t->port);
             if (fd >= 0) {
@@ -220,6 +255,7 @@ int tu_tsd_start(tu_tsd_t *t, const char *const *extra)
             }
             int st;
             if (waitpid(pid, &st, WNOHANG) == pid) { /* died: port race or real error */
+                tu_live_set(pid, 0);
                 t->pid = 0;
                 break;
             }
@@ -229,6 +265,7 @@ int tu_tsd_start(tu_tsd_t *t, const char *const *extra)
         if (t->pid) {
             kill(t->pid, SIGKILL);
             waitpid(t->pid, NULL, 0);
+            tu_live_set(t->pid, 0);
             t->pid = 0;
         }
     }
@@ -243,6 +280,7 @@ int tu_tsd_stop(tu_tsd_t *t)
     kill(t->pid, SIGTERM);
     for (int i = 0; i < 600; i++) { /* 30 s */
         if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
+            tu_live_set(t->pid, 0);
             t->pid = 0;
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         }
@@ -252,6 +290,7 @@ int tu_tsd_stop(tu_tsd_t *t)
     tu_tsd_print_log(t);
     kill(t->pid, SIGKILL);
     waitpid(t->pid, &st, 0);
+    tu_live_set(t->pid, 0);
     t->pid = 0;
     return -1;
 }
@@ -261,6 +300,7 @@ void tu_tsd_kill(tu_tsd_t *t)
     if (t->pid <= 0) return;
     kill(t->pid, SIGKILL);
     waitpid(t->pid, NULL, 0);
+    tu_live_set(t->pid, 0);
     t->pid = 0;
 }
 
