@@ -144,6 +144,9 @@ OCT_MUST_CHECK int store_open(const store_options_t *opts, store_t **out, oct_er
 /* Flushes what the backend holds in memory and releases everything. NULL ok. */
 void store_close(store_t *st);
 
+/* 1 if st was opened with read_only (every write fails), else 0. */
+int store_is_read_only(const store_t *st);
+
 /* Appends the cells of one row (only 'family' if its len > 0) to 'out', in
  * (family, qualifier) order. Returns the number of cells appended (0 = no such
  * row), or a negative error. */
@@ -225,8 +228,24 @@ OCT_MUST_CHECK int store_part_list(store_t *st, store_table_t t, oct_slice_t sta
  * May block for a long time. */
 OCT_MUST_CHECK int store_flush(store_t *st, oct_errbuf_t *eb);
 
+/* Makes every write that returned before this call durable on stable
+ * storage, as if each had been made with STORE_SYNC (and any later write
+ * that a concurrent reader could already see). Much cheaper than store_flush:
+ * nothing is flushed out of memory, the backend's log is synced once.
+ * 0 on a read-only store. Returns 0 or OCT_EIO. */
+OCT_MUST_CHECK int store_sync(store_t *st, oct_errbuf_t *eb);
+
 /* Bytes the backend uses on disk for table t (live files, after flush). */
 OCT_MUST_CHECK int store_disk_usage(store_t *st, store_table_t t, uint64_t *out_bytes,
                                     oct_errbuf_t *eb);
+
+/* Compacts every table fully, as HBase's major compaction does: what is in
+ * memory is flushed, then every file is rewritten so that overwritten and
+ * deleted cells no longer take space and the data sits in its final, most
+ * compressed form. Every cell reads the same before and after. Other calls
+ * may run meanwhile (they see the data unchanged). May block for a long time
+ * (it reads and writes the whole store). Returns 0, OCT_EINVAL on a store
+ * opened read-only, or OCT_EIO. */
+OCT_MUST_CHECK int store_compact(store_t *st, oct_errbuf_t *eb);
 
 #endif

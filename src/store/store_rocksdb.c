@@ -21,9 +21,11 @@
  * returns); STORE_SYNC adds an fsync of the WAL. */
 #include "store/store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -347,6 +349,13 @@ static rocksdb_options_t *make_options(const store_options_t *o, rocksdb_cache_t
     rocksdb_options_set_max_total_wal_size(opts, 256ull << 20);
     rocksdb_options_set_compression(opts, rocksdb_lz4_compression);
     rocksdb_options_set_bottommost_compression(opts, rocksdb_zstd_compression);
+    /* RocksDB's info LOG lives in the data dir. Once one of its writes
+     * fails (a full disk), the next message trips an assertion in RocksDB's
+     * file writer (Debian's librocksdb keeps asserts: "sync_without_flush_
+     * called_", abort), and RocksDB logs plenty while it recovers from
+     * ENOSPC (SstFileManagerImpl::ClearError) and at shutdown. So only
+     * fatal messages (and the option header at open) are logged. */
+    rocksdb_options_set_info_log_level(opts, 4 /* FATAL_LEVEL */);
 
     size_t mb = o->block_cache_mb ? o->block_cache_mb : STORE_DEFAULT_CACHE_MB;
     rocksdb_cache_t *cache = rocksdb_cache_create_lru(mb << 20);
@@ -378,6 +387,42 @@ static void store_free(store_t *st)
     free(st);
 }
 
+/* A read-only open must not write in the data dir, but RocksDB creates its
+ * info LOG there at every open, read-only ones included, renaming the old
+ * one first (which fails on a read-only file system). The C API cannot
+ * install a null logger, so a read-only open points the LOG at a private
+ * temporary dir, which log_dir_discard empties and removes once the store
+ * is open: RocksDB keeps writing to the unlinked file, freed at close.
+ * Returns the dir (malloc'd) or NULL if none could be made (the LOG then
+ * goes to the data dir, as before). */
+static char *log_dir_make(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/octsdb-ro-log.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(path)) return xstrdup(path);
+    snprintf(path, sizeof path, "/dev/shm/octsdb-ro-log.XXXXXX");
+    return mkdtemp(path) ? xstrdup(path) : NULL;
+}
+
+static void log_dir_discard(char *dir)
+{
+    if (!dir) return;
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+            char p[4352];
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
 int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
 {
     *out = NULL;
@@ -406,6 +451,13 @@ int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
     for (int i = 0; i < STORE_STRIPES; i++)
         pthread_mutex_init(&st->stripes[i], NULL);
     st->opts = make_options(opts, &st->cache);
+    char *log_dir = NULL;
+    if (opts->read_only) {
+        rocksdb_options_set_create_if_missing(st->opts, 0);
+        rocksdb_options_set_create_missing_column_families(st->opts, 0);
+        log_dir = log_dir_make();
+        if (log_dir) rocksdb_options_set_db_log_dir(st->opts, log_dir);
+    }
     st->ro = rocksdb_readoptions_create();
     st->wo = rocksdb_writeoptions_create();
     st->wo_sync = rocksdb_writeoptions_create();
@@ -471,6 +523,7 @@ int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
     free(cf_opts);
     free(cf_names);
     if (exist) rocksdb_list_column_families_destroy(exist, n_exist);
+    log_dir_discard(log_dir);
     if (rc) {
         store_free(st);
         return rc;
@@ -479,14 +532,42 @@ int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
     return 0;
 }
 
+int store_is_read_only(const store_t *st)
+{
+    return st->read_only;
+}
+
+/* Syncs RocksDB's WAL files as rocksdb_flush_wal(sync) would, but safe after
+ * a WAL write error (a full disk): rocksdb_flush_wal syncs the failed log
+ * writer unchecked, which trips RocksDB's assertion
+ * "sync_without_flush_called_" (Debian's librocksdb keeps asserts) and
+ * aborts. A synced write syncs the same logs but first checks RocksDB's
+ * background error and just fails. The tombstone goes to the default
+ * column family, which holds no table. Returns NULL or RocksDB's error
+ * (free with rocksdb_free). */
+static char *rdb_sync_wal(store_t *st)
+{
+    static const char key[] = "octsdb-sync";
+    char *err = NULL;
+    rocksdb_delete(st->db, st->wo_sync, key, sizeof key - 1, &err);
+    return err;
+}
+
 void store_close(store_t *st)
 {
     if (!st) return;
     if (!st->read_only) {
+        /* Memtables to table files, as store.h promises: a data dir at rest
+         * holds compressed tables, not a log to replay at the next open
+         * (and its size on disk is what it will stay). A flush that fails
+         * (disk full) leaves the data in RocksDB's log, still replayed. */
+        oct_errbuf_t feb;
+        if (store_flush(st, &feb) != 0) {
+            /* nothing lost: RocksDB's log still holds it */
+        }
         /* Writes made without STORE_SYNC are in the OS page cache; make them
          * durable now rather than whenever the kernel gets to them. */
-        char *err = NULL;
-        rocksdb_flush_wal(st->db, 1, &err);
+        char *err = rdb_sync_wal(st);
         if (err) rocksdb_free(err);
     }
     store_free(st);
@@ -944,5 +1025,43 @@ int store_disk_usage(store_t *st, store_table_t t, uint64_t *out_bytes, oct_errb
     if (rocksdb_property_int_cf(st->db, st->cf[t], "rocksdb.live-sst-files-size", &v) != 0)
         return oct_err(eb, OCT_EIO, "rocksdb: no live-sst-files-size property");
     *out_bytes = v;
+    return 0;
+}
+
+/* A manual compaction of each column family's whole key range. Bottommost
+ * files are rewritten too (kForce): without it RocksDB skips a bottom level
+ * that no upper file overlaps, and a store whose data was flushed straight
+ * down would keep its LZ4 files and its tombstones. The result lands in the
+ * last level, where ZSTD applies (make_options). */
+int store_compact(store_t *st, oct_errbuf_t *eb)
+{
+    if (!st) return oct_err(eb, OCT_EINVAL, "no store");
+    int rc = check_writable(st, eb);
+    if (rc) return rc;
+    if ((rc = store_flush(st, eb))) return rc;
+    /* rocksdb_compact_range_cf_opt reports no error: a failed compaction
+     * shows only in the count of background errors */
+    uint64_t bg0 = 0, bg1 = 0;
+    if (rocksdb_property_int(st->db, "rocksdb.background-errors", &bg0) != 0) bg0 = 0;
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
+    for (int t = 0; t < STORE_TABLE_COUNT; t++)
+        rocksdb_compact_range_cf_opt(st->db, st->cf[t], co, NULL, 0, NULL, 0);
+    rocksdb_compactoptions_destroy(co);
+    if (rocksdb_property_int(st->db, "rocksdb.background-errors", &bg1) == 0 && bg1 > bg0)
+        return oct_err(eb, OCT_EIO, "rocksdb compact: %" PRIu64 " background errors", bg1 - bg0);
+    return 0;
+}
+
+/* ---------- durability ---------- */
+
+int store_sync(store_t *st, oct_errbuf_t *eb)
+{
+    if (!st) return oct_err(eb, OCT_EINVAL, "no store");
+    if (st->read_only) return 0;
+    /* One fsync of RocksDB's WAL files: the log is ordered, so every write
+     * appended before this point becomes durable together. */
+    char *err = rdb_sync_wal(st);
+    if (err) return rdb_fail(eb, err, "sync");
     return 0;
 }
