@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "codec/block.h"
+#include "common/log.h"
 #include "common/xmalloc.h"
 #include "tsdb/series.h"
 
@@ -336,6 +337,7 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
 static void *flush_thread(void *arg)
 {
     tsdb_writer_t *w = arg;
+    int failing = 0;
     pthread_mutex_lock(&w->stop_mu);
     while (!w->stopping) {
         struct timespec dl;
@@ -351,8 +353,15 @@ static void *flush_thread(void *arg)
         if (w->stopping) break;
         pthread_mutex_unlock(&w->stop_mu);
         oct_errbuf_t eb;
+        oct_errbuf_clear(&eb);
         if (tw_flush_pass(w, 0, &eb) < 0) {
-            /* counted in flush_errors; the points stay in the head for the next pass */
+            /* Counted in flush_errors; the points stay in the head (and their
+             * log segments on disk) for the next pass. Said once per streak. */
+            if (!failing) oct_log_warn("flush", "%s; the points stay in memory, retrying", eb.msg);
+            failing = 1;
+        } else if (failing) {
+            oct_log_info("flush", "flushing works again");
+            failing = 0;
         }
         pthread_mutex_lock(&w->stop_mu);
     }

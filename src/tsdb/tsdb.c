@@ -139,7 +139,7 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     uo.realtime_uid_meta = oct_config_get_bool(cfg, "tsd.core.meta.enable_realtime_uid");
     rc = uid_registry_open(db->st, &uo, &db->uids, eb);
     if (rc) goto fail;
-    if (!(flags & TSDB_OPEN_READONLY)) {
+    if (!(flags & TSDB_OPEN_READONLY) || (flags & TSDB_OPEN_INDEX)) {
         rc = tsdb__writer_open(db, cfg, &db->writer, eb);
         if (rc) goto fail;
     }

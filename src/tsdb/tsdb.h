@@ -24,6 +24,9 @@ typedef struct {
 
 enum {
     TSDB_OPEN_READONLY = 1u << 0, /* do not create the data dir or record a layout */
+    TSDB_OPEN_INDEX = 1u << 1,    /* with READONLY: still load the series index (a read-only
+                                   * TSD's queries need it); no WAL, no flush thread, every
+                                   * put fails */
 };
 
 /* Opens the data dir named by tsd.storage.data_dir with the settings in cfg
@@ -42,7 +45,9 @@ const tsdb_layout_t *tsdb_layout(const tsdb_t *db);
 
 /* The write path's state (tsdb/write.c): series, head, WAL, flush thread.
  * Opened by tsdb_open after the UID registry (recovering the WAL, starting
- * the threads; not for TSDB_OPEN_READONLY, where it is NULL) and closed first
+ * the threads; not for TSDB_OPEN_READONLY, where it is NULL, unless
+ * TSDB_OPEN_INDEX asks for the series index only: no WAL, no threads, on a
+ * read-only store) and closed first
  * by tsdb_close (flushing every head). */
 typedef struct tsdb_writer tsdb_writer_t;
 OCT_MUST_CHECK int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out,

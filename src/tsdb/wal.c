@@ -6,7 +6,18 @@
  * segment rotation ('split'): the bytes before it go to the old file, which
  * is synced and closed, the rest (starting with the new header) to the new
  * one. Recovery reads each segment whole and stops at the first invalid
- * record (docs/format/wal.md), truncating the file there. */
+ * record (docs/format/wal.md), truncating the file there.
+ *
+ * Write errors (a full disk) are not fatal: the records of the failed write
+ * and everything appended since are dropped from the buffer, their log
+ * positions are remembered as a failed range (whose waiters get OCT_EIO;
+ * those puts were not acknowledged), and appends are refused while the
+ * thread retries, every WAL_RETRY_MS, to start a fresh segment (create it,
+ * write and sync its header). The failed file is never written again, so a
+ * torn record in it stays a torn tail for recovery; the series ids of the
+ * fresh segment are defined anew by the appenders (a new segment number).
+ * Positions stay monotonic: after a failure written = synced = appended, and
+ * the failed range is what tells a waiter its records did not make it. */
 #include "tsdb/wal.h"
 
 #include <dirent.h>
@@ -28,6 +39,8 @@
 #define WAL_HDR          16u
 #define WAL_URGENT_BYTES (4u << 20)  /* write at once past this */
 #define WAL_MAX_PENDING  (64u << 20) /* appenders wait past this */
+#define WAL_RETRY_MS     200u        /* after a write error: how often a fresh segment is tried */
+#define WAL_FAIL_HIST    16          /* failed position ranges remembered for waiters */
 
 typedef struct {
     uint8_t *data;
@@ -56,9 +69,16 @@ struct tsdb_wal {
     uint64_t cur_seg_len;     /* bytes appended to it so far */
     uint64_t min_seg;         /* lowest segment that may still exist */
     struct timespec first_at; /* when buf went from empty to non-empty */
-    int failed;               /* sticky error code */
+    int failed;               /* error of the last write while it stands (appends refused) */
+    struct {
+        uint64_t lo_w, lo_s, hi; /* (lo_w, hi] not written, (lo_s, hi] not synced */
+        int err;
+    } fails[WAL_FAIL_HIST];
+    unsigned n_fails;
     int stop;
     uint64_t bytes_written, syncs;
+    int (*presync)(void *ctx); /* opts.presync */
+    void *presync_ctx;
 
     int fd; /* file of the segment the thread writes; thread-owned */
     uint64_t fd_seg;
@@ -252,12 +272,111 @@ static int periodic_sync_due(const tsdb_wal_t *w, const struct timespec *now)
     return !ts_before(now, &dl);
 }
 
+/* Starts segment seg after a write error: the failed file is closed unsynced
+ * (its unsynced range was reported failed), the new one created with its
+ * header written and synced. On error nothing of seg is left behind. */
+static int seg_restart(tsdb_wal_t *w, uint64_t seg)
+{
+    if (w->fd >= 0) close(w->fd);
+    w->fd = -1;
+    int rc = seg_create(w, seg);
+    if (!rc) {
+        uint8_t h[WAL_HDR];
+        hdr_make(h, seg);
+        rc = write_all(w->fd, h, WAL_HDR);
+        if (!rc) rc = fdatasync(w->fd) ? -errno : 0;
+    }
+    if (rc) {
+        char path[4096];
+        seg_path(w, seg, path, sizeof path);
+        if (w->fd >= 0) close(w->fd);
+        w->fd = -1;
+        unlink(path); /* frees what the header took; ENOENT if never created */
+    }
+    return rc;
+}
+
+/* Under mu, after a write of everything up to 'appended' failed with err:
+ * remember the range for the waiters, drop what was buffered since (it
+ * would follow a torn record or define ids in a dead file), and refuse
+ * appends until seg_restart succeeds. */
+static void wal_fail(tsdb_wal_t *w, int err)
+{
+    if (w->n_fails == WAL_FAIL_HIST) {
+        /* merge the two oldest: their gap reads as failed too, which only
+         * ever turns a success into an error, never the reverse */
+        w->fails[1].lo_w =
+            w->fails[0].lo_w < w->fails[1].lo_w ? w->fails[0].lo_w : w->fails[1].lo_w;
+        w->fails[1].lo_s =
+            w->fails[0].lo_s < w->fails[1].lo_s ? w->fails[0].lo_s : w->fails[1].lo_s;
+        memmove(&w->fails[0], &w->fails[1], (WAL_FAIL_HIST - 1) * sizeof w->fails[0]);
+        w->n_fails--;
+    }
+    w->fails[w->n_fails].lo_w = w->written;
+    w->fails[w->n_fails].lo_s = w->synced;
+    w->fails[w->n_fails].hi = w->appended;
+    w->fails[w->n_fails].err = err;
+    w->n_fails++;
+    w->buf.len = 0;
+    w->buf.split = SIZE_MAX;
+    w->written = w->synced = w->appended;
+    w->failed = err;
+}
+
+/* The error of a failed range holding position seq (as a write or a sync
+ * waiter sees it), or 0. */
+static int wal_failed_at(const tsdb_wal_t *w, uint64_t seq, int fsync)
+{
+    for (unsigned i = w->n_fails; i-- > 0;) {
+        uint64_t lo = fsync ? w->fails[i].lo_s : w->fails[i].lo_w;
+        if (seq > lo && seq <= w->fails[i].hi) return w->fails[i].err;
+    }
+    return 0;
+}
+
+/* Runs the presync hook if flush_buf is about to fdatasync (a requested or
+ * periodic sync, or a rotation syncing the old segment). The records that
+ * sync covers (b and what earlier rounds wrote unsynced) were appended before
+ * the thread took b, so whatever they depend on was written before this. */
+static int wal_presync(tsdb_wal_t *w, const wal_buf_t *b, int want_sync)
+{
+    if (!w->presync || (!want_sync && b->split == SIZE_MAX)) return 0;
+    return w->presync(w->presync_ctx);
+}
+
 static void *wal_thread(void *arg)
 {
     tsdb_wal_t *w = arg;
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->failed) {
+        if (w->failed) {
+            /* Retry a fresh segment now and then until the disk takes it. */
+            struct timespec dl, now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            deadline_after(&dl, &now, WAL_RETRY_MS);
+            while (!w->stop && pthread_cond_timedwait(&w->work, &w->mu, &dl) != ETIMEDOUT)
+                ;
+            if (w->stop) break;
+            uint64_t seg = w->cur_seg + 1;
+            pthread_mutex_unlock(&w->mu);
+            int rc = seg_restart(w, seg);
+            pthread_mutex_lock(&w->mu);
+            if (!rc) {
+                /* buf is empty: appends were refused since the failure */
+                w->cur_seg = seg;
+                w->cur_seg_len = WAL_HDR;
+                w->buf.seg = seg;
+                w->buf.split = SIZE_MAX;
+                w->appended += WAL_HDR;
+                w->written = w->synced = w->appended;
+                w->bytes_written += WAL_HDR;
+                clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+                w->failed = 0;
+                pthread_cond_broadcast(&w->done);
+            }
+            continue;
+        }
+        for (;;) {
             if (w->buf.len) {
                 if (w->stop || w->sync_req > w->written || w->write_req > w->written ||
                     w->buf.len >= WAL_URGENT_BYTES)
@@ -281,7 +400,7 @@ static void *wal_thread(void *arg)
                 pthread_cond_wait(&w->work, &w->mu);
             }
         }
-        if (w->failed || (w->stop && !w->buf.len && w->synced == w->written)) break;
+        if (w->stop && !w->buf.len && w->synced == w->written) break;
         wal_buf_t tmp = w->spare;
         w->spare = w->buf;
         w->buf = tmp;
@@ -295,11 +414,14 @@ static void *wal_thread(void *arg)
         pthread_cond_broadcast(&w->done); /* space freed */
         pthread_mutex_unlock(&w->mu);
 
-        int rc = flush_buf(w, &w->spare, want_sync);
+        int rc = wal_presync(w, &w->spare, want_sync);
+        if (!rc) rc = flush_buf(w, &w->spare, want_sync);
 
         pthread_mutex_lock(&w->mu);
         if (rc) {
-            w->failed = rc;
+            /* what was written before this batch keeps its status; the
+             * batch and everything appended since failed */
+            wal_fail(w, rc);
         } else {
             w->bytes_written += w->spare.len;
             w->written = end;
@@ -384,17 +506,20 @@ int tsdb_wal_wait(tsdb_wal_t *w, uint64_t seq, int fsync, int timeout_ms, oct_er
         w->write_req = seq;
         pthread_cond_signal(&w->work);
     }
-    while (!w->failed && (fsync ? w->synced : w->written) < seq) {
+    /* A failed range is checked first: after a failure the positions move
+     * past it, so "written >= seq" alone would read as success. */
+    int f;
+    while (!(f = wal_failed_at(w, seq, fsync)) && (fsync ? w->synced : w->written) < seq) {
         if (timeout_ms < 0) {
             pthread_cond_wait(&w->done, &w->mu);
         } else if (pthread_cond_timedwait(&w->done, &w->mu, &dl) == ETIMEDOUT) {
-            if ((fsync ? w->synced : w->written) >= seq) break;
+            if ((f = wal_failed_at(w, seq, fsync)) || (fsync ? w->synced : w->written) >= seq)
+                break;
             rc = oct_err(eb, OCT_EAGAIN, "timed out waiting for the write-ahead log");
             break;
         }
     }
-    if (!rc && w->failed && (fsync ? w->synced : w->written) < seq)
-        rc = oct_err(eb, OCT_EIO, "write-ahead log failed: %s", oct_strerror(w->failed));
+    if (!rc && f) rc = oct_err(eb, OCT_EIO, "write-ahead log failed: %s", oct_strerror(f));
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
@@ -584,6 +709,8 @@ int tsdb_wal_open(const tsdb_wal_opts_t *o, const tsdb_wal_replay_t *rp, void *c
     w->dir = xstrdup(o->dir);
     w->interval_ms = o->flush_interval_ms ? o->flush_interval_ms : 10;
     w->sync_interval_ms = o->sync_interval_ms;
+    w->presync = o->presync;
+    w->presync_ctx = o->presync_ctx;
     w->seg_bytes_max = o->segment_bytes ? o->segment_bytes : 64u << 20;
     w->fd = -1;
     pthread_mutex_init(&w->mu, NULL);
@@ -666,7 +793,7 @@ void tsdb_wal_close(tsdb_wal_t *w, int delete_all)
         pthread_join(w->thr, NULL);
     }
     if (w->fd >= 0) close(w->fd);
-    if (delete_all && !w->failed) {
+    if (delete_all) { /* everything is in the store, failed records included */
         for (uint64_t s = w->min_seg; s <= w->cur_seg; s++) {
             char path[4096];
             seg_path(w, s, path, sizeof path);

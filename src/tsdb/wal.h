@@ -29,6 +29,13 @@ typedef struct {
     unsigned sync_interval_ms;  /* fdatasync at least this often while unsynced data exists
                                  * (0 = only on request): bounds what power loss can take */
     uint64_t segment_bytes;     /* rotate after this many bytes */
+    /* Called by the WAL thread before each fdatasync of records (NULL =
+     * none), after it has taken the records that sync will cover: what those
+     * records depend on outside the log (UIDs in the store) is made durable
+     * here first. 0, or a negative code that fails the sync as a write
+     * error would. */
+    int (*presync)(void *ctx);
+    void *presync_ctx;
 } tsdb_wal_opts_t;
 
 /* One decoded point of a POINTS record. */
@@ -72,14 +79,18 @@ void tsdb_wal_close(tsdb_wal_t *w, int delete_all);
 size_t tsdb_wal_seal(uint8_t *rec, uint8_t type, size_t body_len);
 
 /* Enters the append section (blocking while 64 MiB wait to be written) and
- * sets *seg to the segment the next records go to. OCT_EIO if the log has
- * failed (then not locked). */
+ * sets *seg to the segment the next records go to. OCT_EIO (then not
+ * locked) while the log is failing: from a write or sync error until the
+ * thread has started a fresh segment (it retries by itself, so appends
+ * resume when the disk has room again). */
 OCT_MUST_CHECK int tsdb_wal_lock(tsdb_wal_t *w, uint64_t *seg, oct_errbuf_t *eb);
 void tsdb_wal_append_locked(tsdb_wal_t *w, const uint8_t *rec, size_t n);
 /* Leaves the section; returns the log position after the last record. */
 uint64_t tsdb_wal_unlock(tsdb_wal_t *w);
 
-/* Waits until written (fsync: synced) up to seq. 0, OCT_EAGAIN, OCT_EIO. */
+/* Waits until written (fsync: synced) up to seq. 0, OCT_EAGAIN, or OCT_EIO
+ * when a write (sync) error lost records up to seq: they were not logged
+ * and must not be acknowledged. */
 OCT_MUST_CHECK int tsdb_wal_wait(tsdb_wal_t *w, uint64_t seq, int fsync, int timeout_ms,
                                  oct_errbuf_t *eb);
 
@@ -119,7 +130,9 @@ static inline size_t tsdb_varint_get(const uint8_t *p, size_t n, uint64_t *v)
 }
 static inline uint64_t tsdb_zigzag(int64_t v)
 {
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    /* The sign as an all-ones/zero mask without right-shifting a negative
+     * value (implementation-defined in C17). */
+    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
 }
 static inline int64_t tsdb_unzigzag(uint64_t v)
 {

@@ -10,8 +10,11 @@
  *
  * A miss normalises the tags (sorted, identical repeats dropped, conflicting
  * ones rejected), applies OpenTSDB's checks in OpenTSDB's order, resolves
- * UIDs, and persists the series (tsdb-meta, row = TSUID, name:octsdb_series)
- * before any of its points is acknowledged. The WAL names series by a
+ * known UIDs, and leaves the chunk's new names to series_commit, which
+ * assigns them in one unsynced batch per kind (the WAL syncs the store
+ * before its own fdatasync: tw_presync) and persists the new series
+ * (tsdb-meta, row = TSUID, name:octsdb_series) in one store write, before
+ * any of their points is acknowledged. The WAL names series by a
  * process-local id defined per segment by a SERIES record (docs/format/wal.md),
  * which recovery maps back to series through the TSUID. */
 #include "tsdb/write.h"
@@ -29,6 +32,7 @@
 #include "tsdb/series.h"
 
 #define TW_CHUNK 512
+#define TW_WIN   64 /* points per lookup window (put_chunk) */
 /* bytes per point in a POINTS record, at most: id, ts, flags, value */
 #define TW_PT_MAX (10 + 10 + 1 + 10)
 
@@ -141,25 +145,100 @@ static inline int sl_eq(const char *a, size_t al, oct_slice_t b)
     return al == b.len && tw_bytes_eq((const uint8_t *)a, b.ptr, al);
 }
 
-/* Does the put's text name series s? Each put pair must match a distinct pair
- * of s (so a repeated pair falls to the slow path, which normalises). */
-static int tw_text_matches(const tw_series_t *s, const tsdb_dp_t *dp)
+/* ---- the text map's entries ---------------------------------------- */
+
+/* The text map holds compact copies of the series' text keys, not the
+ * series: one allocation with the hash, the series, the lengths, a learned
+ * tag-order hint and the bytes, so a probe reads a few adjacent cache lines
+ * instead of the series struct, its pair table and its text (three places,
+ * each a cache miss at 20,000 series). Layout after the header:
+ * uint32_t len[2 * n_tags] (klen, vlen of each pair, pairs sorted by key as
+ * in the series), uint8_t hint[n_tags], then the text: metric, k0, v0, k1,
+ * v1, ... */
+typedef struct {
+    uint64_t hash;
+    tw_series_t *s;
+    uint32_t id; /* s->id, here so that the WAL record needs no read of s */
+    uint32_t mlen, n_tags;
+} tw_tkey_t;
+
+static inline const uint32_t *tkey_lens(const tw_tkey_t *k)
 {
-    if (!s->text || s->n_tags != dp->n_tags || dp->n_tags > 64) return 0;
-    if (!sl_eq(s->text, s->mlen, dp->metric)) return 0;
+    return (const uint32_t *)(const void *)(k + 1);
+}
+
+/* hint[i]: which of the key's pairs the put's i-th tag matched last time.
+ * Clients repeat their tag order, so this makes the common match one
+ * comparison per tag whatever that order is. Written by concurrent probes
+ * (relaxed atomics): any value is only a guess, the match is always exact. */
+static inline _Atomic uint8_t *tkey_hint(const tw_tkey_t *k)
+{
+    return (_Atomic uint8_t *)(void *)((char *)(uintptr_t)(k + 1) +
+                                       2 * (size_t)k->n_tags * sizeof(uint32_t));
+}
+
+static inline const char *tkey_text(const tw_tkey_t *k)
+{
+    return (const char *)(k + 1) + 2 * (size_t)k->n_tags * sizeof(uint32_t) + k->n_tags;
+}
+
+static tw_tkey_t *tkey_new(const tw_series_t *s)
+{
+    size_t n = s->n_tags, tlen = s->mlen;
+    for (size_t i = 0; i < n; i++)
+        tlen += s->pairs[i].klen + s->pairs[i].vlen;
+    tw_tkey_t *k = xmalloc(sizeof *k + 2 * n * sizeof(uint32_t) + n + tlen);
+    k->hash = s->hash;
+    k->s = (tw_series_t *)s;
+    k->id = s->id;
+    k->mlen = s->mlen;
+    k->n_tags = (uint32_t)n;
+    uint32_t *len = (uint32_t *)(void *)(k + 1);
+    _Atomic uint8_t *hint = tkey_hint(k);
+    char *t = (char *)tkey_text(k);
+    memcpy(t, s->text, s->mlen);
+    size_t off = s->mlen;
+    for (size_t i = 0; i < n; i++) {
+        const tw_pair_t *p = &s->pairs[i];
+        len[2 * i] = p->klen;
+        len[2 * i + 1] = p->vlen;
+        atomic_init(&hint[i], (uint8_t)(i < 256 ? i : 0));
+        memcpy(t + off, s->text + p->koff, p->klen);
+        off += p->klen;
+        memcpy(t + off, s->text + p->voff, p->vlen);
+        off += p->vlen;
+    }
+    return k;
+}
+
+/* Does the put's text name key k's series? Each put pair must match a
+ * distinct pair of k (so a repeated pair falls to the slow path, which
+ * normalises). */
+static int tkey_matches(const tw_tkey_t *k, const tsdb_dp_t *dp)
+{
+    size_t n = k->n_tags;
+    if (n != dp->n_tags || n > 64) return 0;
+    const char *text = tkey_text(k);
+    if (!sl_eq(text, k->mlen, dp->metric)) return 0;
+    const uint32_t *len = tkey_lens(k);
+    _Atomic uint8_t *hint = tkey_hint(k);
+    uint32_t off[64];
+    size_t o = k->mlen;
+    for (size_t j = 0; j < n; j++) {
+        off[j] = (uint32_t)o;
+        o += (size_t)len[2 * j] + len[2 * j + 1];
+    }
     uint64_t used = 0;
-    for (size_t i = 0; i < dp->n_tags; i++) {
-        oct_slice_t k = dp->tags[2 * i], v = dp->tags[2 * i + 1];
-        size_t j = i; /* clients usually repeat their order: try the same slot first */
-        size_t tries = 0;
-        for (; tries < s->n_tags; tries++, j = j + 1 == s->n_tags ? 0 : j + 1) {
-            if (used >> j & 1) continue;
-            const tw_pair_t *p = &s->pairs[j];
-            if (sl_eq(s->text + p->koff, p->klen, k)) break;
+    for (size_t i = 0; i < n; i++) {
+        oct_slice_t kk = dp->tags[2 * i], vv = dp->tags[2 * i + 1];
+        size_t j = atomic_load_explicit(&hint[i], memory_order_relaxed);
+        if (j >= n || (used >> j & 1) || !sl_eq(text + off[j], len[2 * j], kk)) {
+            for (j = 0; j < n; j++)
+                if (!(used >> j & 1) && sl_eq(text + off[j], len[2 * j], kk)) break;
+            if (j == n) return 0;
+            atomic_store_explicit(&hint[i], (uint8_t)j, memory_order_relaxed);
         }
-        if (tries == s->n_tags) return 0;
-        const tw_pair_t *p = &s->pairs[j];
-        if (!sl_eq(s->text + p->voff, p->vlen, v)) return 0;
+        if (!sl_eq(text + off[j] + len[2 * j], len[2 * j + 1], vv)) return 0;
         used |= 1ull << j;
     }
     return 1;
@@ -187,10 +266,15 @@ static void map_init(tw_map_t *m, int by_tsuid)
     }
 }
 
+static inline tw_series_t *slot_ptr(const tw_series_t *v);
+
 static void map_free(tw_map_t *m)
 {
     for (int i = 0; i < TW_SHARDS; i++) {
         tw_tab_t *t = atomic_load(&m->sh[i].tab);
+        if (!m->by_tsuid) /* the text map owns its entries (tw_tkey_t) */
+            for (size_t j = 0; j <= t->mask; j++)
+                free(slot_ptr(atomic_load_explicit(&t->slots[j], memory_order_relaxed)));
         free(t->slots);
         free(t);
         for (size_t j = 0; j < m->sh[i].nold; j++) {
@@ -202,9 +286,10 @@ static void map_free(tw_map_t *m)
     }
 }
 
+/* The hash of an entry: a series in the TSUID map, a tw_tkey_t in the text map. */
 static inline uint64_t map_key(const tw_map_t *m, const tw_series_t *s)
 {
-    return m->by_tsuid ? s->tsuid_hash : s->hash;
+    return m->by_tsuid ? s->tsuid_hash : ((const tw_tkey_t *)(const void *)s)->hash;
 }
 
 /* A slot holds the series pointer with 16 bits of its key's hash in the
@@ -255,6 +340,7 @@ static void tab_put(tw_tab_t *t, uint64_t h, tw_series_t *s)
 /* Inserts s (its key must be absent). Caller holds nothing. */
 static void map_insert(tw_map_t *m, tw_series_t *s)
 {
+    if (!m->by_tsuid) s = (tw_series_t *)(void *)tkey_new(s);
     uint64_t h = map_key(m, s);
     tw_shard_t *sh = &m->sh[h >> 58];
     pthread_mutex_lock(&sh->mu);
@@ -277,16 +363,22 @@ static void map_insert(tw_map_t *m, tw_series_t *s)
     pthread_mutex_unlock(&sh->mu);
 }
 
-static tw_series_t *map_find_text(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp)
+static const tw_tkey_t *map_find_key(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp)
 {
     tw_tab_t *t = atomic_load_explicit(&m->sh[h >> 58].tab, memory_order_acquire);
     for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
         tw_series_t *v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
         if (!v) return NULL;
         if (!slot_may_be(v, h)) continue;
-        tw_series_t *s = slot_ptr(v);
-        if (s->hash == h && tw_text_matches(s, dp)) return s;
+        const tw_tkey_t *k = (const tw_tkey_t *)(const void *)slot_ptr(v);
+        if (k->hash == h && tkey_matches(k, dp)) return k;
     }
+}
+
+static tw_series_t *map_find_text(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp)
+{
+    const tw_tkey_t *k = map_find_key(m, h, dp);
+    return k ? k->s : NULL;
 }
 
 tw_series_t *tw_map_find_tsuid(tw_map_t *m, const uint8_t *tsuid, size_t len)
@@ -420,15 +512,136 @@ static int series_persist(tsdb_writer_t *w, const tw_series_t *s, oct_errbuf_t *
     return store_write(w->st, STORE_TABLE_META, &op, 1, 0, eb);
 }
 
-/* Persists and registers the new series fresh[0..n) of one chunk, in one
- * store write, and replaces each by the series the put must use: itself,
+/* Fills in s's TSUID from s->metric and s->tags (sorted by tagk UID). */
+static void series_set_tsuid(tsdb_writer_t *w, tw_series_t *s)
+{
+    size_t tl = 0;
+    oct_put_be_n(s->tsuid, s->metric, w->uid_w[CODEC_UID_METRIC]);
+    tl += w->uid_w[CODEC_UID_METRIC];
+    for (size_t i = 0; i < s->n_tags; i++) {
+        oct_put_be_n(s->tsuid + tl, s->tags[i].tagk, w->uid_w[CODEC_UID_TAGK]);
+        tl += w->uid_w[CODEC_UID_TAGK];
+        oct_put_be_n(s->tsuid + tl, s->tags[i].tagv, w->uid_w[CODEC_UID_TAGV]);
+        tl += w->uid_w[CODEC_UID_TAGV];
+    }
+    s->tsuid_len = (uint8_t)tl;
+    s->tsuid_hash = tw_hash_bytes(s->tsuid, tl, 0x452821E638D01377ull);
+}
+
+/* The pending series s's missing UIDs, one name at a time. */
+static int series_resolve_one(tsdb_writer_t *w, tw_series_t *s, oct_errbuf_t *eb)
+{
+    int rc = 0;
+    if (!s->metric)
+        rc = uid_resolve_for_write_deferred(w->uids, CODEC_UID_METRIC, (const uint8_t *)s->text,
+                                            s->mlen, &s->metric, eb);
+    for (size_t t = 0; !rc && t < s->n_tags; t++) {
+        const tw_pair_t *p = &s->pairs[t];
+        if (!s->tags[t].tagk)
+            rc = uid_resolve_for_write_deferred(w->uids, CODEC_UID_TAGK,
+                                                (const uint8_t *)s->text + p->koff, p->klen,
+                                                &s->tags[t].tagk, eb);
+        if (!rc && !s->tags[t].tagv)
+            rc = uid_resolve_for_write_deferred(w->uids, CODEC_UID_TAGV,
+                                                (const uint8_t *)s->text + p->voff, p->vlen,
+                                                &s->tags[t].tagv, eb);
+    }
+    return rc;
+}
+
+/* Assigns the new names of the pending series in fresh[0..n) (tsuid_len 0:
+ * UID 0 where series_prepare found no name), one uid_resolve_batch_deferred
+ * per kind, and completes their TSUIDs. A series whose names cannot be
+ * assigned is freed and its slot set to NULL; returns the first such error. */
+static int series_resolve(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf_t *eb)
+{
+    size_t cnt[CODEC_UID_N_KINDS] = {0}, npend = 0;
+    for (size_t i = 0; i < n; i++) {
+        tw_series_t *s = fresh[i];
+        if (s->tsuid_len) continue;
+        npend++;
+        cnt[CODEC_UID_METRIC] += !s->metric;
+        for (size_t t = 0; t < s->n_tags; t++) {
+            cnt[CODEC_UID_TAGK] += !s->tags[t].tagk;
+            cnt[CODEC_UID_TAGV] += !s->tags[t].tagv;
+        }
+    }
+    if (!npend) return 0;
+    oct_slice_t *names[CODEC_UID_N_KINDS];
+    uint64_t **slots[CODEC_UID_N_KINDS], *ids[CODEC_UID_N_KINDS];
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
+        names[k] = xmalloc((cnt[k] + 1) * sizeof *names[k]);
+        slots[k] = xmalloc((cnt[k] + 1) * sizeof *slots[k]);
+        ids[k] = xmalloc((cnt[k] + 1) * sizeof *ids[k]);
+        cnt[k] = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        tw_series_t *s = fresh[i];
+        if (s->tsuid_len) continue;
+        if (!s->metric) {
+            names[CODEC_UID_METRIC][cnt[CODEC_UID_METRIC]] =
+                oct_slice((const uint8_t *)s->text, s->mlen);
+            slots[CODEC_UID_METRIC][cnt[CODEC_UID_METRIC]++] = &s->metric;
+        }
+        for (size_t t = 0; t < s->n_tags; t++) {
+            const tw_pair_t *p = &s->pairs[t];
+            if (!s->tags[t].tagk) {
+                names[CODEC_UID_TAGK][cnt[CODEC_UID_TAGK]] =
+                    oct_slice((const uint8_t *)s->text + p->koff, p->klen);
+                slots[CODEC_UID_TAGK][cnt[CODEC_UID_TAGK]++] = &s->tags[t].tagk;
+            }
+            if (!s->tags[t].tagv) {
+                names[CODEC_UID_TAGV][cnt[CODEC_UID_TAGV]] =
+                    oct_slice((const uint8_t *)s->text + p->voff, p->vlen);
+                slots[CODEC_UID_TAGV][cnt[CODEC_UID_TAGV]++] = &s->tags[t].tagv;
+            }
+        }
+    }
+    int rc = 0;
+    for (int k = 0; k < CODEC_UID_N_KINDS && !rc; k++) {
+        rc = uid_resolve_batch_deferred(w->uids, (codec_uid_kind_t)k, names[k], cnt[k], ids[k], eb);
+        for (size_t j = 0; !rc && j < cnt[k]; j++)
+            *slots[k][j] = ids[k][j];
+    }
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
+        free(names[k]);
+        free(slots[k]);
+        free(ids[k]);
+    }
+    int frc = 0;
+    for (size_t i = 0; i < n; i++) {
+        tw_series_t *s = fresh[i];
+        if (s->tsuid_len) continue;
+        /* A failed batch (UIDs running out part way, a store error) leaves
+         * each series to its own names, one by one, as before batching: the
+         * series that fit still get their UIDs. */
+        int r = rc ? series_resolve_one(w, s, eb) : 0;
+        if (r) {
+            if (!frc) frc = r;
+            series_free(s);
+            fresh[i] = NULL;
+            continue;
+        }
+        qsort(s->tags, s->n_tags, sizeof *s->tags, tag_uid_cmp);
+        series_set_tsuid(w, s);
+    }
+    return frc;
+}
+
+/* Assigns the chunk's new names (series_resolve), persists and registers
+ * the new series fresh[0..n) of one chunk, in one store write, and replaces
+ * each by the series the put must use: itself,
  * one registered meanwhile (or earlier in fresh) with the same TSUID (the
- * duplicate is freed), or NULL if the store write failed (its message in
- * eb, return value < 0). The series text -> TSUID mapping is a function, so
+ * duplicate is freed), or NULL if the store write failed or its new names
+ * could not be assigned (the message in eb, return value < 0). The series
+ * text -> TSUID mapping is a function, so
  * the TSUID decides identity. */
 static int series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf_t *eb)
 {
     static const uint8_t ver = 1;
+    /* New names first, outside create_mu (store writes): a failure fails the
+     * series that needed them (NULL), the others go on. */
+    int urc = series_resolve(w, fresh, n, eb);
     store_op_t ops_stack[64];
     uint8_t new_stack[64];
     store_op_t *ops = n <= 64 ? ops_stack : xmalloc(n * sizeof *ops);
@@ -437,10 +650,12 @@ static int series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_er
     pthread_mutex_lock(&w->create_mu);
     for (size_t i = 0; i < n; i++) {
         tw_series_t *s = fresh[i];
+        is_new[i] = 0;
+        if (!s) continue;
         tw_series_t *have = tw_map_find_tsuid(&w->by_tsuid, s->tsuid, s->tsuid_len);
         for (size_t j = 0; !have && j < i; j++) {
             tw_series_t *o = fresh[j];
-            if (o->tsuid_hash == s->tsuid_hash && o->tsuid_len == s->tsuid_len &&
+            if (o && o->tsuid_hash == s->tsuid_hash && o->tsuid_len == s->tsuid_len &&
                 !memcmp(o->tsuid, s->tsuid, s->tsuid_len))
                 have = o;
         }
@@ -456,7 +671,8 @@ static int series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_er
                           oct_slice_str(TW_META_QUAL), oct_slice(&ver, 1)}};
         ops[nops++] = op;
     }
-    int rc = nops ? store_write(w->st, STORE_TABLE_META, ops, nops, 0, eb) : 0;
+    oct_errbuf_t web;
+    int rc = nops ? store_write(w->st, STORE_TABLE_META, ops, nops, 0, &web) : 0;
     size_t created = 0;
     for (size_t i = 0; i < n; i++) {
         if (!is_new[i]) continue;
@@ -467,6 +683,7 @@ static int series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_er
                 if (fresh[j] == s) fresh[j] = NULL;
             series_free(s);
             fresh[i] = NULL;
+            is_new[i] = 0;
             continue;
         }
         series_register(w, s);
@@ -480,7 +697,11 @@ static int series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_er
     }
     if (ops != ops_stack) free(ops);
     if (is_new != new_stack) free(is_new);
-    return rc;
+    if (rc) {
+        if (eb) *eb = web;
+        return rc;
+    }
+    return urc;
 }
 
 /* The slow path: validates and resolves the put's series. *out is either a
@@ -559,22 +780,29 @@ static int series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **o
         *out = s;
         goto out;
     }
+    /* Known names resolve here; a new one is left as UID 0 (never assigned)
+     * for series_commit, which assigns the chunk's new names in one batch per
+     * kind, unsynced: nothing naming them is durable before the WAL's next
+     * fdatasync, which syncs them first (tw_presync). */
     uint64_t muid;
-    rc =
-        uid_resolve_for_write(w->uids, CODEC_UID_METRIC, dp->metric.ptr, dp->metric.len, &muid, eb);
+    rc = uid_peek_for_write(w->uids, CODEC_UID_METRIC, dp->metric.ptr, dp->metric.len, &muid, eb);
     if (rc) goto out;
+    int pending = muid == 0;
     tags = m <= 16 ? stack_t : xmalloc(m * sizeof *tags);
     for (size_t i = 0; i < m; i++) {
-        rc = uid_resolve_for_write(w->uids, CODEC_UID_TAGK, kv[i].k.ptr, kv[i].k.len, &tags[i].tagk,
-                                   eb);
+        rc = uid_peek_for_write(w->uids, CODEC_UID_TAGK, kv[i].k.ptr, kv[i].k.len, &tags[i].tagk,
+                                eb);
         if (!rc)
-            rc = uid_resolve_for_write(w->uids, CODEC_UID_TAGV, kv[i].v.ptr, kv[i].v.len,
-                                       &tags[i].tagv, eb);
+            rc = uid_peek_for_write(w->uids, CODEC_UID_TAGV, kv[i].v.ptr, kv[i].v.len,
+                                    &tags[i].tagv, eb);
         if (rc) goto out;
+        pending |= !tags[i].tagk || !tags[i].tagv;
     }
-    /* The text key keeps kv's order; the TSUID wants tagk UID order. */
-    qsort(tags, m, sizeof *tags, tag_uid_cmp);
+    /* The text key keeps kv's order; the TSUID wants tagk UID order. A
+     * pending series keeps tags[i] beside pairs[i] until its UIDs are known. */
+    if (!pending) qsort(tags, m, sizeof *tags, tag_uid_cmp);
     s = series_alloc(w, dp->metric, muid, tags, kv, m);
+    if (pending) s->tsuid_len = 0; /* no TSUID yet: series_resolve */
     *out = s;
     *fresh = 1;
 out:
@@ -680,6 +908,18 @@ static int load_part(void *ctx, oct_slice_t part)
 
 /* ---- the head --------------------------------------------------------- */
 
+/* Prefetches where head_insert will put a point at ts_ms (caller holds s->mu). */
+static inline void head_prefetch(const tw_series_t *s, int64_t ts_ms)
+{
+    int64_t base = codec_rowkey_base_time_ms(ts_ms);
+    for (uint32_t i = s->nb; i-- > 0;)
+        if (s->b[i].base_s == base) {
+            const tw_bucket_t *b = &s->b[i];
+            if (b->n) __builtin_prefetch(&b->cur[b->n - 1]);
+            return;
+        }
+}
+
 /* Inserts pt into s's head (caller holds s->mu). Returns 1 if a new point,
  * 0 if it hit an existing timestamp (a duplicate). */
 static int head_insert(tsdb_writer_t *w, tw_series_t *s, const codec_point_t *pt, uint64_t seg,
@@ -743,6 +983,33 @@ static int rp_segment(void *ctx, uint64_t seg)
     return 0;
 }
 
+/* Did a UID of this (not yet known) series get lost? The write path assigns
+ * UIDs unsynced and syncs them before each WAL fdatasync, so a record naming
+ * a lost assignment was never synced by us: it reached the disk only by the
+ * kernel's own writeback, ahead of the store's log, before a power loss. It
+ * and everything after it in its segment were never acknowledged as durable.
+ * A lost assignment shows as a UID with no name above its kind's counter (the
+ * counter is in the same atomic batch); a deleted name keeps its UID below. */
+static int rp_uids_lost(tsdb_writer_t *w, const uint8_t *tsuid, size_t len)
+{
+    /* A known series was persisted after its UIDs, in the store's ordered log. */
+    if (tw_map_find_tsuid(&w->by_tsuid, tsuid, len)) return 0;
+    oct_errbuf_t eb;
+    int nt = codec_tsuid_check(&w->rk, tsuid, len, &eb);
+    if (nt < 0) return 0; /* series_from_tsuid refuses it */
+    for (int i = 0; i <= 2 * nt; i++) {
+        codec_uid_kind_t k = i == 0 ? CODEC_UID_METRIC : i % 2 ? CODEC_UID_TAGK : CODEC_UID_TAGV;
+        size_t off = i == 0 ? 0
+                            : w->uid_w[CODEC_UID_METRIC] +
+                                  (size_t)((i - 1) / 2) *
+                                      (w->uid_w[CODEC_UID_TAGK] + w->uid_w[CODEC_UID_TAGV]) +
+                                  (i % 2 ? 0 : w->uid_w[CODEC_UID_TAGK]);
+        if (uid_lost_assignment(w->uids, k, oct_get_be_n(tsuid + off, w->uid_w[k]), &eb) == 1)
+            return 1;
+    }
+    return 0;
+}
+
 static int rp_series(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid, size_t len)
 {
     (void)seg;
@@ -758,6 +1025,10 @@ static int rp_series(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid,
     }
     tw_series_t *s;
     oct_errbuf_t eb;
+    if (rp_uids_lost(w, tsuid, len)) {
+        w->rmap[id] = NULL; /* its points end the segment's replay: a torn tail */
+        return 0;
+    }
     int rc = series_from_tsuid(w, tsuid, len, 1, &s, &eb);
     w->rmap[id] = rc ? NULL : s;
     return 0;
@@ -786,6 +1057,17 @@ static int rp_points(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_
 }
 
 /* ---- open / close ----------------------------------------------------- */
+
+/* The WAL's pre-sync hook: the UIDs that logged records name were assigned
+ * without a sync (series_prepare); they reach stable storage before the
+ * records do. */
+static int tw_presync(void *ctx)
+{
+    tsdb_writer_t *w = ctx;
+    oct_errbuf_t eb;
+    int rc = uid_sync_deferred(w->uids, &eb);
+    return rc < 0 ? rc : 0;
+}
 
 int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, oct_errbuf_t *eb)
 {
@@ -830,6 +1112,11 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     int rc = store_part_list(w->st, STORE_TABLE_META, oct_slice(NULL, 0), oct_slice(NULL, 0),
                              load_part, &lc, eb);
     if (rc) goto fail;
+    if (store_is_read_only(w->st)) {
+        /* TSDB_OPEN_INDEX: the series index only; puts are refused (writer_of) */
+        *out = w;
+        return 0;
+    }
 
     const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
     oct_strbuf_t path = OCT_STRBUF_INIT;
@@ -839,6 +1126,8 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     wo.flush_interval_ms = (unsigned)oct_config_get_int(cfg, "tsd.storage.wal.flush_interval_ms");
     wo.sync_interval_ms = (unsigned)oct_config_get_int(cfg, "tsd.storage.wal.sync_interval_ms");
     wo.segment_bytes = (uint64_t)oct_config_get_int(cfg, "tsd.storage.wal.segment_mb") << 20;
+    wo.presync = tw_presync;
+    wo.presync_ctx = w;
     tsdb_wal_replay_t rp = {rp_segment, rp_series, rp_points};
     rc = tsdb_wal_open(&wo, &rp, w, &w->wal, &w->recovery, eb);
     oct_strbuf_free(&path);
@@ -889,7 +1178,7 @@ void tsdb__writer_close(tsdb_writer_t *w)
 static int writer_of(tsdb_t *db, tsdb_writer_t **w, oct_errbuf_t *eb)
 {
     *w = tsdb__writer(db);
-    if (!*w) return oct_err(eb, OCT_EINVAL, "the database is open read-only");
+    if (!*w || !(*w)->wal) return oct_err(eb, OCT_EINVAL, "the database is open read-only");
     return 0;
 }
 
@@ -902,53 +1191,70 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     uint8_t rec[TSDB_WAL_REC_HDR + 10 + TW_CHUNK * TW_PT_MAX];
     uint64_t hs[TW_CHUNK];
     size_t acc = 0, rej = 0;
-    /* The lookups go in three passes over the chunk so that the cache misses
-     * of different points overlap instead of queueing one after another:
-     * hash every point and prefetch its home slot; prefetch the series each
-     * home slot names (its struct and the text key after it); then probe. */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = tw_text_hash(&dps[i]);
-        hs[i] = h;
-        tw_tab_t *t = atomic_load_explicit(&w->by_text.sh[h >> 58].tab, memory_order_acquire);
-        __builtin_prefetch(&t->slots[(size_t)h & t->mask]);
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = hs[i];
-        tw_tab_t *t = atomic_load_explicit(&w->by_text.sh[h >> 58].tab, memory_order_acquire);
-        tw_series_t *v = atomic_load_explicit(&t->slots[(size_t)h & t->mask], memory_order_acquire);
-        if (!v || !slot_may_be(v, h)) continue;
-        const char *p = (const char *)slot_ptr(v);
-        __builtin_prefetch(p);
-        __builtin_prefetch(p + offsetof(tw_series_t, n_tags));
-        __builtin_prefetch(p + offsetof(tw_series_t, text));
-        for (size_t off = 0; off < 256; off += 64)
-            __builtin_prefetch(p + sizeof(tw_series_t) + off);
-    }
+    uint32_t sid[TW_CHUNK]; /* series ids for the WAL record */
+    uint8_t sid_ok[TW_CHUNK];
     /* New series are collected and persisted together (one store write
      * per chunk, not per series); fi[i] is point i's entry in fresh. */
     tw_series_t *fresh[TW_CHUNK];
     uint16_t fi[TW_CHUNK];
     size_t nfresh = 0;
-    for (size_t i = 0; i < n; i++) {
-        const tsdb_dp_t *dp = &dps[i];
-        tw_series_t *s = map_find_text(&w->by_text, hs[i], dp);
-        fi[i] = UINT16_MAX;
-        if (!s) {
-            oct_errbuf_t e;
-            e.msg[0] = 0;
-            int is_fresh;
-            int rc = series_prepare(w, dp, &s, &is_fresh, &e);
-            if (rc) {
-                s = NULL;
-                rej++;
-                if (on_error) on_error(ctx, base_index + i, rc, e.msg);
-            } else if (is_fresh) {
-                fi[i] = (uint16_t)nfresh;
-                fresh[nfresh++] = s;
-                s = NULL; /* resolved below */
-            }
+    /* The lookups go in passes over windows of TW_WIN points so that the
+     * cache misses of different points overlap instead of queueing one after
+     * another: hash every point and prefetch its shard's table header;
+     * prefetch its home slot; prefetch the text key (tw_tkey_t) each home
+     * slot holds; then probe. A window's keys fit in L1 (a whole chunk's
+     * did not: they were evicted before the probe reached them). */
+    for (size_t w0 = 0; w0 < n; w0 += TW_WIN) {
+        size_t we = n - w0 < TW_WIN ? n : w0 + TW_WIN;
+        for (size_t i = w0; i < we; i++) {
+            uint64_t h = tw_text_hash(&dps[i]);
+            hs[i] = h;
+            __builtin_prefetch(
+                atomic_load_explicit(&w->by_text.sh[h >> 58].tab, memory_order_relaxed));
         }
-        ser[i] = s;
+        for (size_t i = w0; i < we; i++) {
+            uint64_t h = hs[i];
+            tw_tab_t *t = atomic_load_explicit(&w->by_text.sh[h >> 58].tab, memory_order_acquire);
+            __builtin_prefetch(&t->slots[(size_t)h & t->mask]);
+        }
+        for (size_t i = w0; i < we; i++) {
+            uint64_t h = hs[i];
+            tw_tab_t *t = atomic_load_explicit(&w->by_text.sh[h >> 58].tab, memory_order_acquire);
+            tw_series_t *v =
+                atomic_load_explicit(&t->slots[(size_t)h & t->mask], memory_order_acquire);
+            if (!v || !slot_may_be(v, h)) continue;
+            const char *p = (const char *)slot_ptr(v); /* a tw_tkey_t */
+            for (size_t off = 0; off < 256; off += 64)
+                __builtin_prefetch(p + off);
+        }
+        for (size_t i = w0; i < we; i++) {
+            const tsdb_dp_t *dp = &dps[i];
+            const tw_tkey_t *key = map_find_key(&w->by_text, hs[i], dp);
+            tw_series_t *s = key ? key->s : NULL;
+            sid[i] = key ? key->id : 0;
+            sid_ok[i] = key != NULL;
+            if (s) { /* what the head insert below reads */
+                __builtin_prefetch((const char *)s + offsetof(tw_series_t, mu));
+                __builtin_prefetch((const char *)s + offsetof(tw_series_t, b));
+            }
+            fi[i] = UINT16_MAX;
+            if (!s) {
+                oct_errbuf_t e;
+                e.msg[0] = 0;
+                int is_fresh;
+                int rc = series_prepare(w, dp, &s, &is_fresh, &e);
+                if (rc) {
+                    s = NULL;
+                    rej++;
+                    if (on_error) on_error(ctx, base_index + i, rc, e.msg);
+                } else if (is_fresh) {
+                    fi[i] = (uint16_t)nfresh;
+                    fresh[nfresh++] = s;
+                    s = NULL; /* resolved below */
+                }
+            }
+            ser[i] = s;
+        }
     }
     if (nfresh) {
         oct_errbuf_t e;
@@ -963,8 +1269,10 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
             }
         }
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         acc += ser[i] != NULL;
+        if (ser[i] && !sid_ok[i]) sid[i] = ser[i]->id; /* found or created the slow way */
+    }
     if (rej) atomic_fetch_add_explicit(&w->points_rejected, rej, memory_order_relaxed);
     if (!acc) return 0;
 
@@ -975,7 +1283,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     for (size_t i = 0; i < n; i++) {
         if (!ser[i]) continue;
         const tsdb_dp_t *dp = &dps[i];
-        p += tsdb_varint_put(p, ser[i]->id);
+        p += tsdb_varint_put(p, sid[i]);
         p += tsdb_varint_put(p, tsdb_zigzag((int64_t)((uint64_t)dp->pt.ts_ms - (uint64_t)prev)));
         prev = dp->pt.ts_ms;
         *p++ = (uint8_t)((dp->pt.is_float ? 1 : 0) | (dp->ts_is_ms ? 2 : 0));
@@ -1015,10 +1323,25 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
 
     int64_t now = tw_now_ms();
     uint64_t added = 0, dups = 0;
+    /* Each insert misses the cache on the end of its series' head (a point
+     * array of its own). The next point's series is locked ahead with a
+     * trylock and its head end prefetched, so that miss overlaps this
+     * insert. Only a trylock is taken while a lock is held, so two writers
+     * can never wait for each other; a busy series is simply not
+     * prefetched. */
+    tw_series_t *held = NULL; /* locked ahead for the next point */
     for (size_t i = 0; i < n; i++) {
         tw_series_t *s = ser[i];
         if (!s) continue;
-        pthread_mutex_lock(&s->mu);
+        if (held != s) pthread_mutex_lock(&s->mu);
+        held = NULL;
+        size_t j = i + 1;
+        while (j < n && !ser[j])
+            j++;
+        if (j < n && ser[j] != s && pthread_mutex_trylock(&ser[j]->mu) == 0) {
+            held = ser[j];
+            head_prefetch(held, dps[j].pt.ts_ms);
+        }
         int r = head_insert(w, s, &dps[i].pt, seg, now);
         pthread_mutex_unlock(&s->mu);
         added += (uint64_t)r;
@@ -1117,7 +1440,7 @@ void tsdb_stats(tsdb_t *db, tsdb_stats_t *out)
     out->head_points = atomic_load(&w->head_points);
     out->blocks_flushed = atomic_load(&w->blocks_flushed);
     out->flush_errors = atomic_load(&w->flush_errors);
-    tsdb_wal_counters(w->wal, &out->wal_bytes_written, &out->wal_syncs);
+    if (w->wal) tsdb_wal_counters(w->wal, &out->wal_bytes_written, &out->wal_syncs);
     out->wal_replayed_records = w->recovery.records;
     out->wal_torn_bytes = w->recovery.torn_bytes;
 }

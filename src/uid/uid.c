@@ -6,7 +6,9 @@
  * partition, and every retry re-reads what it compares against. */
 #include "uid/uid.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,13 @@ typedef struct {
     uid_cache_t *cache;
     oct_slice_t qual;      /* "metrics" / "tagk" / "tagv": qualifier and partition */
     oct_slice_t meta_qual; /* "metric_meta" / ... */
+    /* 1 + the counter as this registry last wrote it (0 = unknown): the
+     * next assignment tries counter + 1 without reading counter and reverse
+     * first; the CAS checks both, and a failure clears the hint. */
+    atomic_uint_fast64_t counter_hint;
+    /* Serialises this registry's batch assignments of the kind, so that
+     * they do not fail each other's CAS (each retry re-reads every name). */
+    pthread_mutex_t batch_mu;
 } uid_kind_state_t;
 
 struct uid_registry {
@@ -36,6 +45,11 @@ struct uid_registry {
     uid_kind_state_t k[CODEC_UID_N_KINDS];
     char *allow_special;
     int realtime_uid_meta;
+    /* Deferred (unsynced) assignments, for uid_sync_deferred: in flight
+     * now, finished so far, finished as of the last sync's start. */
+    atomic_uint_fast64_t def_inflight, def_done, def_synced;
+    atomic_uint_fast64_t def_syncs; /* store syncs made by uid_sync_deferred */
+    pthread_mutex_t sync_mu;        /* one uid_sync_deferred at a time */
 };
 
 static const oct_slice_t UID_FAM_ID = {(const uint8_t *)"id", 2};
@@ -65,6 +79,7 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
     r->st = st;
     r->allow_special = xstrdup(opts->allow_specialchars ? opts->allow_specialchars : "");
     r->realtime_uid_meta = opts->realtime_uid_meta;
+    pthread_mutex_init(&r->sync_mu, NULL);
     for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
         uid_kind_state_t *s = &r->k[k];
         s->width = opts->width[k];
@@ -72,6 +87,7 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
         s->auto_create = opts->auto_create[k];
         s->random = k == CODEC_UID_METRIC && opts->random_metrics;
         s->cache = uid_cache_new();
+        pthread_mutex_init(&s->batch_mu, NULL);
         s->qual = oct_slice_str(codec_uid_kind_qualifier((codec_uid_kind_t)k));
         s->meta_qual = oct_slice_str(codec_uid_kind_meta_qualifier((codec_uid_kind_t)k));
     }
@@ -82,9 +98,12 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
 void uid_registry_close(uid_registry_t *r)
 {
     if (!r) return;
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
         uid_cache_free(r->k[k].cache);
+        pthread_mutex_destroy(&r->k[k].batch_mu);
+    }
     free(r->allow_special);
+    pthread_mutex_destroy(&r->sync_mu);
     free(r);
 }
 
@@ -242,15 +261,21 @@ static int uid_validate(uid_registry_t *r, uid_kind_state_t *s, codec_uid_kind_t
 /* One sequential assignment attempt. Returns 0 (assigned, *id set),
  * OCT_ECASFAIL (raced: retry), or an error. */
 static int uid_assign_sequential(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t name,
-                                 uint64_t *id, oct_errbuf_t *eb)
+                                 uint64_t *id, int deferred, oct_errbuf_t *eb)
 {
-    uint64_t c;
-    int have_counter = uid_read_counter(r, s, &c, eb);
-    if (have_counter < 0) return have_counter;
+    uint64_t c, hint = atomic_load_explicit(&s->counter_hint, memory_order_relaxed);
+    int have_counter = 1;
+    if (hint && hint - 1 < s->max) {
+        c = hint - 1;
+    } else {
+        hint = 0;
+        have_counter = uid_read_counter(r, s, &c, eb);
+        if (have_counter < 0) return have_counter;
+    }
     /* Skip UIDs whose reverse cell is taken (a store written by OpenTSDB can
      * hold leaked reverse rows above its counter). */
     uint64_t cand = c + 1;
-    for (;;) {
+    for (; !hint;) {
         if (cand > s->max || cand == 0)
             return oct_err(eb, OCT_EEXHAUSTED,
                            "All Unique IDs for %s on %u bytes are already "
@@ -280,8 +305,20 @@ static int uid_assign_sequential(uid_registry_t *r, uid_kind_state_t *s, oct_sli
         {STORE_OP_PUT, s->qual, {ids, UID_FAM_NAME, s->qual, name}},
         {STORE_OP_PUT, s->qual, {name, UID_FAM_ID, s->qual, ids}},
     };
-    int rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 3, ops, 3, STORE_SYNC, eb);
+    int rc;
+    if (deferred) {
+        /* Counted as in flight before the write: a racer may read the new
+         * cells from the store before this call returns (uid_sync_deferred). */
+        atomic_fetch_add(&r->def_inflight, 1);
+        rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 3, ops, 3, 0, eb);
+        atomic_fetch_add(&r->def_done, 1);
+        atomic_fetch_sub(&r->def_inflight, 1);
+    } else {
+        rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 3, ops, 3, STORE_SYNC, eb);
+    }
     if (rc == 0) *id = cand;
+    if (hint || rc == 0)
+        atomic_store_explicit(&s->counter_hint, rc == 0 ? cand + 1 : 0, memory_order_relaxed);
     return rc;
 }
 
@@ -310,8 +347,10 @@ static int uid_assign_random(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t
     return rc;
 }
 
-int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, size_t len,
-                      uint64_t *id, int *created, oct_errbuf_t *eb)
+/* uid_get_or_create; 'deferred' leaves a sequential assignment unsynced. */
+static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name,
+                                  size_t len, uint64_t *id, int *created, int deferred,
+                                  oct_errbuf_t *eb)
 {
     uid_kind_state_t *s = &r->k[kind];
     if (created) *created = 0;
@@ -324,8 +363,10 @@ int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *n
         rc = uid_read_forward(r, s, nm, id, eb);
         if (rc < 0) return rc;
         if (rc == 1) break; /* exists (possibly just assigned by a racer) */
+        /* Random UIDs stay synced: with no counter in the batch, a lost
+         * assignment could not be told from a deleted one at WAL replay. */
         rc = s->random ? uid_assign_random(r, s, nm, id, eb)
-                       : uid_assign_sequential(r, s, nm, id, eb);
+                       : uid_assign_sequential(r, s, nm, id, deferred, eb);
         if (rc == 0) {
             if (created) *created = 1;
             if (r->realtime_uid_meta) {
@@ -348,11 +389,238 @@ int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *n
     return 0;
 }
 
+int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, size_t len,
+                      uint64_t *id, int *created, oct_errbuf_t *eb)
+{
+    int rc = uid_get_or_create_impl(r, kind, name, len, id, created, 0, eb);
+    /* The caller acknowledges the UID as durable: if the write path assigned
+     * it (unsynced), make that durable first. Nothing to do in the common
+     * case (two atomic loads). */
+    if (rc == 0 && (!created || !*created)) {
+        int s = uid_sync_deferred(r, eb);
+        if (s < 0) return s;
+    }
+    return rc;
+}
+
 int uid_resolve_for_write(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, size_t len,
                           uint64_t *id, oct_errbuf_t *eb)
 {
     if (r->k[kind].auto_create) return uid_get_or_create(r, kind, name, len, id, NULL, eb);
     return uid_get_id(r, kind, name, len, id, eb);
+}
+
+int uid_resolve_for_write_deferred(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name,
+                                   size_t len, uint64_t *id, oct_errbuf_t *eb)
+{
+    if (r->k[kind].auto_create) return uid_get_or_create_impl(r, kind, name, len, id, NULL, 1, eb);
+    return uid_get_id(r, kind, name, len, id, eb);
+}
+
+int uid_peek_for_write(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, size_t len,
+                       uint64_t *id, oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    if (!s->auto_create) return uid_get_id(r, kind, name, len, id, eb);
+    if (uid_cache_get_id(s->cache, name, len, id)) return 0;
+    /* Not read from the store: the batch's CAS checks that the name is
+     * absent, and only a failure reads (a name in the store, not yet in the
+     * cache, is rare after the first puts). */
+    int rc = uid_validate(r, s, kind, name, len, eb);
+    if (rc == 0) *id = 0;
+    return rc;
+}
+
+/* Index sort by name, for the batch's duplicate check. */
+typedef struct {
+    const oct_slice_t *names;
+    size_t i;
+} uid_nref_t;
+
+static int uid_nref_cmp(const void *a, const void *b)
+{
+    const uid_nref_t *x = a, *y = b;
+    int c = oct_slice_cmp(x->names[x->i], y->names[y->i]);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* One attempt at assigning todo[0..k) (distinct names, none in the store
+ * when last read) the next k free UIDs in one deferred CAS. */
+static int uid_assign_batch(uid_registry_t *r, uid_kind_state_t *s, const oct_slice_t *names,
+                            const size_t *todo, size_t k, uint64_t *ids, oct_errbuf_t *eb)
+{
+    uint64_t c, hint = atomic_load_explicit(&s->counter_hint, memory_order_relaxed);
+    int have_counter = 1;
+    if (hint && k <= s->max && hint - 1 <= s->max - k) {
+        c = hint - 1;
+    } else {
+        hint = 0;
+        have_counter = uid_read_counter(r, s, &c, eb);
+        if (have_counter < 0) return have_counter;
+    }
+    uint8_t *idb = xmalloc(k * 8);
+    store_check_t *checks = xmalloc((2 * k + 1) * sizeof *checks);
+    store_op_t *ops = xmalloc((2 * k + 1) * sizeof *ops);
+    uint8_t cbuf[8], nbuf[8];
+    uint64_t cand = c;
+    int rc = 0;
+    for (size_t j = 0; j < k && !rc; j++) {
+        /* With a hint the CAS checks the reverse cells; without, skip the
+         * taken ones as uid_assign_sequential does. */
+        for (;;) {
+            cand++;
+            if (cand > s->max || cand == 0) {
+                rc = oct_err(eb, OCT_EEXHAUSTED,
+                             "All Unique IDs for %s on %u bytes are already assigned!",
+                             uid_kind_str(s), s->width);
+                break;
+            }
+            if (hint) break;
+            store_result_t res = STORE_RESULT_INIT;
+            int f = uid_read_reverse(r, s, cand, &res, eb);
+            store_result_free(&res);
+            if (f < 0) rc = f;
+            if (f <= 0) break;
+        }
+        if (rc) break;
+        ids[todo[j]] = cand;
+        uid_encode(s, cand, idb + 8 * j);
+        oct_slice_t id = oct_slice(idb + 8 * j, s->width), nm = names[todo[j]];
+        checks[2 * j] = (store_check_t){STORE_CHECK_ABSENT, {nm, UID_FAM_ID, s->qual, {0}}};
+        checks[2 * j + 1] = (store_check_t){STORE_CHECK_ABSENT, {id, UID_FAM_NAME, s->qual, {0}}};
+        ops[2 * j] = (store_op_t){STORE_OP_PUT, s->qual, {id, UID_FAM_NAME, s->qual, nm}};
+        ops[2 * j + 1] = (store_op_t){STORE_OP_PUT, s->qual, {nm, UID_FAM_ID, s->qual, id}};
+    }
+    if (!rc) {
+        oct_put_be64(cbuf, c);
+        oct_put_be64(nbuf, cand);
+        checks[2 * k] = (store_check_t){have_counter ? STORE_CHECK_EQUALS : STORE_CHECK_ABSENT,
+                                        {UID_COUNTER_ROW, UID_FAM_ID, s->qual, oct_slice(cbuf, 8)}};
+        ops[2 * k] = (store_op_t){
+            STORE_OP_PUT, s->qual, {UID_COUNTER_ROW, UID_FAM_ID, s->qual, oct_slice(nbuf, 8)}};
+        atomic_fetch_add(&r->def_inflight, 1);
+        rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 2 * k + 1, ops, 2 * k + 1, 0, eb);
+        atomic_fetch_add(&r->def_done, 1);
+        atomic_fetch_sub(&r->def_inflight, 1);
+        if (hint || rc == 0)
+            atomic_store_explicit(&s->counter_hint, rc == 0 ? cand + 1 : 0, memory_order_relaxed);
+    }
+    free(idb);
+    free(checks);
+    free(ops);
+    return rc;
+}
+
+int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind, const oct_slice_t *names,
+                               size_t n, uint64_t *ids, oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    if (n == 0) return 0;
+    if (!s->auto_create || s->random || n == 1) {
+        for (size_t i = 0; i < n; i++) {
+            int rc =
+                uid_resolve_for_write_deferred(r, kind, names[i].ptr, names[i].len, &ids[i], eb);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    /* dup[i]: the first index with the same name (i itself if first) */
+    size_t *dup = xmalloc(n * sizeof *dup), *todo = xmalloc(n * sizeof *todo);
+    uid_nref_t *refs = xmalloc(n * sizeof *refs);
+    for (size_t i = 0; i < n; i++)
+        refs[i] = (uid_nref_t){names, i};
+    qsort(refs, n, sizeof *refs, uid_nref_cmp);
+    for (size_t i = 0; i < n; i++)
+        dup[refs[i].i] = i && oct_slice_eq(names[refs[i].i], names[refs[i - 1].i])
+                             ? dup[refs[i - 1].i]
+                             : refs[i].i;
+    free(refs);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (dup[i] == i) rc = uid_validate(r, s, kind, names[i].ptr, names[i].len, eb);
+    size_t k = 0;
+    int locked = !rc;
+    if (locked) pthread_mutex_lock(&s->batch_mu);
+    for (int attempt = 0; !rc && attempt < UID_CAS_ATTEMPTS; attempt++) {
+        /* What is unknown, in order of first appearance (the UIDs come out
+         * as one-by-one assignment in put order would give them). The first
+         * attempt trusts the cache, which batches of this registry fill
+         * before they let go of batch_mu: its CAS checks that every name is
+         * absent, and if one is in the store after all, the next attempt
+         * reads them all. */
+        k = 0;
+        for (size_t i = 0; i < n && !rc; i++) {
+            if (dup[i] != i || uid_cache_get_id(s->cache, names[i].ptr, names[i].len, &ids[i]))
+                continue;
+            if (attempt == 0) {
+                todo[k++] = i;
+                continue;
+            }
+            int f = uid_read_forward(r, s, names[i], &ids[i], eb);
+            if (f < 0) rc = f;
+            if (f == 0) todo[k++] = i;
+            if (f == 1) uid_cache_put(s->cache, names[i].ptr, names[i].len, ids[i]);
+        }
+        if (rc || k == 0) break;
+        rc = uid_assign_batch(r, s, names, todo, k, ids, eb);
+        if (rc == 0) {
+            for (size_t j = 0; j < k; j++) {
+                const oct_slice_t *nm = &names[todo[j]];
+                uid_cache_put(s->cache, nm->ptr, nm->len, ids[todo[j]]);
+                if (r->realtime_uid_meta) {
+                    /* As OpenTSDB: a failed meta write does not undo the UID. */
+                    oct_errbuf_t meb;
+                    uid_meta_t m = {NULL, NULL, NULL, (int64_t)time(NULL), NULL};
+                    if (uid_meta_put(r, kind, ids[todo[j]], &m, &meb) != 0) {
+                        /* the UID stands; /api/uid/uidmeta can write its meta later */
+                    }
+                }
+            }
+            k = 0;
+            break;
+        }
+        if (rc == OCT_ECASFAIL) rc = 0;
+    }
+    if (locked) pthread_mutex_unlock(&s->batch_mu);
+    if (!rc && k)
+        rc = oct_err(eb, OCT_EIO, "Failed to assign IDs for %zu %s names after %d attempts", k,
+                     uid_kind_str(s), UID_CAS_ATTEMPTS);
+    for (size_t i = 0; !rc && i < n; i++)
+        ids[i] = ids[dup[i]];
+    free(dup);
+    free(todo);
+    return rc;
+}
+
+int uid_sync_deferred(uid_registry_t *r, oct_errbuf_t *eb)
+{
+    /* An assignment bumps def_done before it leaves def_inflight, so reading
+     * in the other order cannot miss one that ends between the loads. Any
+     * assignment whose cells a caller could have seen before this call has
+     * either finished (def_done moved past def_synced, or a sync started
+     * after it finished) or is still in flight: both sync. */
+    uint64_t inflight = atomic_load(&r->def_inflight);
+    uint64_t done = atomic_load(&r->def_done);
+    if (!inflight && done == atomic_load(&r->def_synced)) return 0;
+    pthread_mutex_lock(&r->sync_mu);
+    inflight = atomic_load(&r->def_inflight);
+    done = atomic_load(&r->def_done);
+    int rc = 0;
+    if (inflight || done != atomic_load(&r->def_synced)) {
+        rc = store_sync(r->st, eb);
+        if (rc == 0) {
+            atomic_store(&r->def_synced, done);
+            atomic_fetch_add(&r->def_syncs, 1);
+            rc = 1;
+        }
+    }
+    pthread_mutex_unlock(&r->sync_mu);
+    return rc;
+}
+
+uint64_t uid_deferred_syncs(const uid_registry_t *r)
+{
+    return atomic_load(&((uid_registry_t *)r)->def_syncs);
 }
 
 int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name, size_t old_len,
@@ -515,6 +783,20 @@ int uid_counter(uid_registry_t *r, codec_uid_kind_t kind, uint64_t *out, oct_err
 {
     int rc = uid_read_counter(r, &r->k[kind], out, eb);
     return rc < 0 ? rc : 0;
+}
+
+int uid_lost_assignment(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, oct_errbuf_t *eb)
+{
+    uid_kind_state_t *s = &r->k[kind];
+    if (s->random) return 0; /* assigned synced, and no counter to compare with */
+    uint8_t name[64];
+    size_t len;
+    int rc = uid_get_name(r, kind, id, name, sizeof name, &len, eb);
+    if (rc != OCT_ENOSUCHID) return rc == 0 || rc == OCT_ENOSPC ? 0 : rc;
+    uint64_t c;
+    rc = uid_read_counter(r, s, &c, eb);
+    if (rc < 0) return rc;
+    return id > c;
 }
 
 static const char *const uid_meta_type_names[CODEC_UID_N_KINDS] = {"METRIC", "TAGK", "TAGV"};

@@ -15,7 +15,10 @@
  * exactly one UID per name and never leak one -- unlike OpenTSDB, whose
  * increment-then-CAS sequence leaks a UID on every lost race. A store written
  * by OpenTSDB (leaked reverse rows, gaps, a counter behind) reads correctly:
- * a candidate UID whose reverse cell is taken is skipped.
+ * a candidate UID whose reverse cell is taken is skipped. The write path
+ * assigns a put chunk's new names of one kind in one such batch (counter + k)
+ * and leaves the sync to its WAL (uid_resolve_batch_deferred,
+ * uid_sync_deferred; docs/format/wal.md).
  *
  * Caching: lookups go through a lock-free two-way cache per kind; a miss
  * reads the store and fills the cache. Readers never block each other.
@@ -72,7 +75,8 @@ OCT_MUST_CHECK int uid_get_name(uid_registry_t *r, codec_uid_kind_t kind, uint64
                                 size_t cap, size_t *len, oct_errbuf_t *eb);
 
 /* name -> UID, assigning a new UID if the name is unknown (after validating
- * it). *created (may be NULL) tells whether this call assigned it. */
+ * it). *created (may be NULL) tells whether this call assigned it. The
+ * mapping is on stable storage when this returns. */
 OCT_MUST_CHECK int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name,
                                      size_t len, uint64_t *id, int *created, oct_errbuf_t *eb);
 
@@ -81,6 +85,47 @@ OCT_MUST_CHECK int uid_get_or_create(uid_registry_t *r, codec_uid_kind_t kind, c
 OCT_MUST_CHECK int uid_resolve_for_write(uid_registry_t *r, codec_uid_kind_t kind,
                                          const uint8_t *name, size_t len, uint64_t *id,
                                          oct_errbuf_t *eb);
+
+/* The write path's lookup without the per-assignment sync: as
+ * uid_resolve_for_write, but a new sequential assignment (counter, reverse
+ * and forward, still one atomic CAS) is written without STORE_SYNC, so it
+ * survives kill -9 but not yet power loss. The caller must not declare
+ * anything durable that names such a UID before uid_sync_deferred has run
+ * after the call returned (the write path's WAL does that before each of its
+ * fdatasyncs). Random metric UIDs are still synced (see uid.c). */
+OCT_MUST_CHECK int uid_resolve_for_write_deferred(uid_registry_t *r, codec_uid_kind_t kind,
+                                                  const uint8_t *name, size_t len, uint64_t *id,
+                                                  oct_errbuf_t *eb);
+
+/* The write path's lookup without assigning: 0 with *id = the name's UID,
+ * or 0 with *id = 0 for a valid name that may need creating (auto_create on:
+ * the cache does not know it, and the store is not read -- the name may
+ * exist there; uid_resolve_batch_deferred sorts that out); otherwise the
+ * error uid_resolve_for_write would give (OCT_ENOSUCHNAME, OCT_EBADNAME...). */
+OCT_MUST_CHECK int uid_peek_for_write(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name,
+                                      size_t len, uint64_t *id, oct_errbuf_t *eb);
+
+/* uid_resolve_for_write_deferred for n names of one kind at once (names may
+ * repeat): ids[i] gets names[i]'s UID. The unknown ones are assigned in ONE
+ * conditional batch (counter + k, k reverse and k forward cells; all or
+ * nothing), in order of first appearance, so they get the UIDs one-by-one
+ * calls in that order would give. Returns 0, or the first error (a name
+ * that does not validate, OCT_ENOSUCHNAME when auto_create is off, exhaustion,
+ * OCT_EIO); on error ids[] is unspecified. */
+OCT_MUST_CHECK int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind,
+                                              const oct_slice_t *names, size_t n, uint64_t *ids,
+                                              oct_errbuf_t *eb);
+
+/* Makes durable (one store_sync) every deferred assignment that had returned
+ * before this call, and any whose cells another thread could already read,
+ * if there is any since the last such sync; otherwise costs two atomic loads.
+ * Returns 1 if it synced, 0 if there was nothing to sync, or OCT_EIO.
+ * uid_get_or_create calls it before reporting an existing name, so a UID the
+ * API acknowledges is always durable. */
+OCT_MUST_CHECK int uid_sync_deferred(uid_registry_t *r, oct_errbuf_t *eb);
+
+/* How many store syncs uid_sync_deferred has made since the registry opened. */
+uint64_t uid_deferred_syncs(const uid_registry_t *r);
 
 /* Renames old to new: every series follows (they hold the UID), the old name
  * becomes free, the new one must not exist. Atomic. */
@@ -107,6 +152,14 @@ OCT_MUST_CHECK int uid_foreach(uid_registry_t *r, codec_uid_kind_t kind, uid_nam
 /* The kind's counter: the highest UID handed out (0 if none). */
 OCT_MUST_CHECK int uid_counter(uid_registry_t *r, codec_uid_kind_t kind, uint64_t *out,
                                oct_errbuf_t *eb);
+
+/* Is 'id' a deferred assignment that did not survive (a power loss took it
+ * before uid_sync_deferred)? 1 if the UID has no name and lies above its
+ * kind's counter, which the same atomic batch would have raised; 0 if it has
+ * a name, or none because it was deleted (the counter never goes back), or
+ * for random metric UIDs (always synced); or an error. */
+OCT_MUST_CHECK int uid_lost_assignment(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id,
+                                       oct_errbuf_t *eb);
 
 /* Drops every cached mapping (`dropcaches`). */
 void uid_drop_caches(uid_registry_t *r);
