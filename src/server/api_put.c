@@ -1,12 +1,13 @@
 /* api_put.c -- POST /api/put: one data point object or an array of them.
  *
- * The body is first validated as a whole (json_validate: no allocation), so
- * that unparsable JSON stores nothing, as in OpenTSDB. Then a top-level array
- * is streamed: elements are parsed into a per-chunk arena, turned into
+ * Unparsable JSON stores nothing, as in OpenTSDB. A top-level array is
+ * streamed: elements are parsed into a per-chunk arena, turned into
  * tsdb_dp_t records (slices into the body or the arena, no per-point
  * malloc), and handed to tsdb_put_batch PUT_CHUNK points at a time; the arena
  * is reset after each chunk, so memory stays bounded however large the
- * batch is.
+ * batch is. An array that fits one chunk is parsed once and stored only
+ * after its closing bracket; a longer one (and a single object) is first
+ * validated as a whole (json_validate: no allocation).
  *
  * Per-point checks and texts are OpenTSDB's (reference §7.4): "Metric name
  * was empty", "Invalid timestamp", "Empty value", "Missing tags", "Unable to
@@ -336,9 +337,55 @@ void api_put(api_call_t *c)
         return;
     }
     oct_errbuf_t eb;
-    if (json_validate(body, blen, JSON_ALLOW_NONFINITE, &eb)) {
-        http_error(c->resp, 400, "Unable to parse the given JSON", eb.msg);
-        return;
+    put_state_t ps;
+    memset(&ps, 0, sizeof ps);
+    ps.c = c;
+    ps.arena.block_size = 256 * 1024;
+
+    /* An array of at most PUT_CHUNK elements (every collector's batch) is
+     * parsed once: its elements are kept in the arena until the closing ']'
+     * proves the whole body valid, and only then turned into points. A
+     * longer one is validated as a whole before its first chunk is stored.
+     * Either way nothing is counted or stored for an unparsable body. */
+    json_stream_t st;
+    memset(&st, 0, sizeof st);
+    json_value_t **pend = NULL;
+    size_t n_pend = 0;
+    int ended = 1;
+    if (body[i] == '[') {
+        if (json_stream_open(&st, body, blen, JSON_ALLOW_NONFINITE, &eb)) {
+            http_error(c->resp, 400, "Unable to parse the given JSON", eb.msg);
+            return;
+        }
+        pend = xmalloc(PUT_CHUNK * sizeof *pend);
+        ended = 0;
+        while (n_pend < PUT_CHUNK) {
+            json_value_t *v;
+            int rc = json_stream_next(&st, &ps.arena, &v, &eb);
+            if (rc < 0) {
+                /* the whole-body parser words some errors differently (and
+                 * is what OpenTSDB-compatible messages were taken from) */
+                oct_errbuf_t e2;
+                if (json_validate(body, blen, JSON_ALLOW_NONFINITE, &e2) == 0) e2 = eb;
+                http_error(c->resp, 400, "Unable to parse the given JSON", e2.msg);
+                free(pend);
+                json_arena_free(&ps.arena);
+                return;
+            }
+            if (rc == 0) {
+                ended = 1;
+                break;
+            }
+            pend[n_pend++] = v;
+        }
+    }
+    if (!ended || body[i] == '{') {
+        if (json_validate(body, blen, JSON_ALLOW_NONFINITE, &eb)) {
+            http_error(c->resp, 400, "Unable to parse the given JSON", eb.msg);
+            free(pend);
+            json_arena_free(&ps.arena);
+            return;
+        }
     }
 
     int sync = api_flag(c, "sync");
@@ -349,6 +396,8 @@ void api_put(api_call_t *c)
         long v = strtol(tb, &end, 10);
         if (*end || v < 0 || v > INT32_MAX) {
             http_error(c->resp, 400, "Unable to parse 'sync_timeout' as a number", tb);
+            free(pend);
+            json_arena_free(&ps.arena);
             return;
         }
         sync_timeout = (int)v;
@@ -356,11 +405,7 @@ void api_put(api_call_t *c)
     int details = api_flag(c, "details");
     int summary = api_flag(c, "summary");
 
-    put_state_t ps;
-    memset(&ps, 0, sizeof ps);
-    ps.c = c;
     ps.details = details;
-    ps.arena.block_size = 256 * 1024;
 
     if (body[i] == '{') {
         put_rec_t rec;
@@ -378,16 +423,14 @@ void api_put(api_call_t *c)
         put_element(&ps, v);
         put_flush(&ps);
     } else {
-        json_stream_t st;
-        if (json_stream_open(&st, body, blen, JSON_ALLOW_NONFINITE, &eb)) {
-            http_error(c->resp, 400, "Unable to parse the given JSON", eb.msg);
-            return;
-        }
         ps.recs = xmalloc(PUT_CHUNK * sizeof *ps.recs);
         ps.dps = xmalloc(PUT_CHUNK * sizeof *ps.dps);
         ps.dp_rec = xmalloc(PUT_CHUNK * sizeof *ps.dp_rec);
-        size_t count = 0;
-        for (;;) {
+        size_t count = n_pend;
+        for (size_t k = 0; k < n_pend; k++)
+            put_element(&ps, pend[k]);
+        if (!ended) put_flush(&ps); /* a full chunk; the rest is streamed */
+        while (!ended) {
             json_value_t *v;
             int rc = json_stream_next(&st, &ps.arena, &v, &eb);
             if (rc < 0) { /* cannot happen after json_validate; be safe */
@@ -463,6 +506,7 @@ out:
         free(ps.dps);
         free(ps.dp_rec);
     }
+    free(pend);
     oct_strbuf_free(&ps.errors);
     json_arena_free(&ps.arena);
 }

@@ -1,12 +1,14 @@
 /* conn.c -- telnet-style framing and non-blocking replies (see conn.h).
  *
  * Reads land in the loop's scratch buffer, so an idle connection holds no
- * read buffer at all. Complete lines are handed to telnet_line straight from
- * the scratch buffer; only the incomplete tail of a read is copied, into
- * c->partial, and the next read completes it. Finding the newline never
- * rescans bytes already known to hold none, so a line dribbled in one byte
- * at a time costs linear time, and a line that passes TELNET_MAX_LINE is
- * refused as soon as it does (not when its newline finally arrives). */
+ * read buffer at all. Complete lines are handed to telnet_line_stable
+ * straight from the scratch buffer, and the session's batch is flushed
+ * before the next read reuses it, so put lines are never copied; only the
+ * incomplete tail of a read is copied, into c->partial, and the next read
+ * completes it. Finding the newline never rescans bytes already known to
+ * hold none, so a line dribbled in one byte at a time costs linear time, and
+ * a line that passes TELNET_MAX_LINE is refused as soon as it does (not when
+ * its newline finally arrives). */
 #include "server/conn.h"
 
 #include <errno.h>
@@ -20,7 +22,9 @@
  * segments leaves a tail on nearly every read), unless it grew large. */
 #define CONN_PARTIAL_KEEP 4096
 
-static telnet_action_t conn_run_line(conn_t *c, tsd_ctx_t *tsd, const char *line, size_t len)
+/* 'stable': the line's bytes stay valid until the next telnet_flush. */
+static telnet_action_t conn_run_line(conn_t *c, tsd_ctx_t *tsd, const char *line, size_t len,
+                                     int stable)
 {
     if (len > 0 && line[len - 1] == '\r') len--;
     if (len > TELNET_MAX_LINE) {
@@ -28,7 +32,8 @@ static telnet_action_t conn_run_line(conn_t *c, tsd_ctx_t *tsd, const char *line
         return TELNET_CONTINUE;
     }
     (void)tsd; /* telnet_line counts TSD_CTR_RPC_TELNET */
-    return telnet_line(c->sess, line, len, &c->out);
+    return stable ? telnet_line_stable(c->sess, line, len, &c->out)
+                  : telnet_line(c->sess, line, len, &c->out);
 }
 
 /* Appends to the incomplete line; refuses (and starts skipping) once it is
@@ -52,7 +57,11 @@ static void conn_partial_add(conn_t *c, const char *p, size_t n)
     c->partial_len += n;
 }
 
-telnet_action_t conn_telnet_input(conn_t *c, tsd_ctx_t *tsd, const char *data, size_t len)
+/* conn_telnet_input; 'stable': data stays valid until the caller's next
+ * telnet_flush, so complete lines in it are batched without a copy (lines
+ * completed from c->partial are always copied: the buffer is reused). */
+static telnet_action_t conn_input(conn_t *c, tsd_ctx_t *tsd, const char *data, size_t len,
+                                  int stable)
 {
     const char *p = data, *end = data + len;
     if (c->skipping) {
@@ -73,7 +82,7 @@ telnet_action_t conn_telnet_input(conn_t *c, tsd_ctx_t *tsd, const char *data, s
         if (c->skipping) {
             c->skipping = 0; /* the over-long line just ended */
         } else {
-            act = conn_run_line(c, tsd, c->partial, c->partial_len);
+            act = conn_run_line(c, tsd, c->partial, c->partial_len, 0);
         }
         c->partial_len = 0;
         if (c->partial_cap > CONN_PARTIAL_KEEP) {
@@ -89,11 +98,16 @@ telnet_action_t conn_telnet_input(conn_t *c, tsd_ctx_t *tsd, const char *data, s
             conn_partial_add(c, p, (size_t)(end - p)); /* may start skipping */
             break;
         }
-        telnet_action_t act = conn_run_line(c, tsd, p, (size_t)(nl - p));
+        telnet_action_t act = conn_run_line(c, tsd, p, (size_t)(nl - p), stable);
         p = nl + 1;
         if (act != TELNET_CONTINUE) return act;
     }
     return TELNET_CONTINUE;
+}
+
+telnet_action_t conn_telnet_input(conn_t *c, tsd_ctx_t *tsd, const char *data, size_t len)
+{
+    return conn_input(c, tsd, data, len, 0);
 }
 
 /* Keeps at most CONN_OUT_CAP pending bytes, cutting at a line end so that a
@@ -124,7 +138,10 @@ int conn_telnet_readable(conn_t *c, tsd_ctx_t *tsd, char *scratch, int max_reads
             rc = CONN_R_EOF;
             break;
         }
-        telnet_action_t act = conn_telnet_input(c, tsd, scratch, (size_t)r);
+        /* the puts of this read point into scratch: committed before the
+         * next read reuses it */
+        telnet_action_t act = conn_input(c, tsd, scratch, (size_t)r, 1);
+        telnet_flush(c->sess, &c->out);
         if (act == TELNET_CLOSE || act == TELNET_SHUTDOWN) {
             rc = act == TELNET_CLOSE ? CONN_R_CLOSE : CONN_R_SHUTDOWN;
             break;

@@ -3,12 +3,13 @@
  * Lines arrive one at a time from the transport. A `put` line is parsed at
  * once (tsdb/parse.h): a malformed line is answered with OpenTSDB's error
  * line; a good one is copied into the session's batch -- the line's bytes
- * into a fixed arena, the point into an array of tsdb_dp_t whose slices
- * point into that arena -- and the batch goes to tsdb_put_batch when the
- * transport calls telnet_flush (after the lines of one read), when it is
- * full, or before any other reply is written, so replies keep the order of
- * the lines that caused them. The write path's per-point rejections become
- * error lines in line order. Buffers are allocated on the first put and
+ * into a fixed arena (unless the transport promises they stay put until
+ * the flush: telnet_line_stable), the point into an array of tsdb_dp_t
+ * whose slices point into those bytes -- and the batch goes to
+ * tsdb_put_batch when the transport calls telnet_flush (after the lines of
+ * one read), when it is full, or before any other reply is written, so
+ * replies keep the order of the lines that caused them. The write path's
+ * per-point rejections become error lines in line order. Buffers are allocated on the first put and
  * reused: no allocation per point.
  *
  * Tokenising: OpenTSDB splits on single spaces, so collectd's double and
@@ -398,8 +399,9 @@ int telnet_parse_put(const char *line, size_t len, tsdb_dp_t *dp, oct_slice_t *t
     return parse_put_args(line + a + 3, len - a - 3, dp, tags, max_tags, errbuf, errcap);
 }
 
-/* 'args' is the line after "put" (starting at a space or its end). */
-static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf_t *out)
+/* 'args' is the line after "put" (starting at a space or its end);
+ * 'stable': its bytes outlive the batch (telnet_line_stable), no copy. */
+static void do_put(telnet_session_t *s, const char *args, size_t len, int stable, oct_strbuf_t *out)
 {
     char msg[OCT_ERRBUF_SIZE + 64];
 
@@ -408,7 +410,7 @@ static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf
         put_fail(s, out, OCT_EINVAL, "line too long");
         return;
     }
-    if (s->n_dps == BATCH_MAX_POINTS || s->arena_len + len > BATCH_ARENA_BYTES)
+    if (s->n_dps == BATCH_MAX_POINTS || (!stable && s->arena_len + len > BATCH_ARENA_BYTES))
         telnet_flush(s, out);
     /* a tag takes at least 4 bytes ("k=v "): this many slices always fit */
     size_t need = s->n_tags + len / 2 + 2;
@@ -418,9 +420,13 @@ static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf
         s->tags = xrealloc(s->tags, s->cap_tags * sizeof(*s->tags));
     }
 
-    /* the transport reuses its buffer after this call: keep a copy */
-    char *p = s->arena + s->arena_len;
-    memcpy(p, args, len);
+    /* otherwise the transport reuses its buffer after this call: keep a copy */
+    const char *p = args;
+    if (!stable) {
+        char *copy = s->arena + s->arena_len;
+        memcpy(copy, args, len);
+        p = copy;
+    }
 
     tsdb_dp_t *dp = &s->dps[s->n_dps];
     int rc =
@@ -433,7 +439,7 @@ static void do_put(telnet_session_t *s, const char *args, size_t len, oct_strbuf
     s->tag_first[s->n_dps] = s->n_tags;
     s->n_tags += 2 * dp->n_tags;
     s->n_dps++;
-    s->arena_len += len;
+    if (!stable) s->arena_len += len;
 }
 
 /* ---- other commands --------------------------------------------------- */
@@ -500,7 +506,8 @@ static int word_is(const char *w, size_t n, const char *lit)
     return n == l && memcmp(w, lit, l) == 0;
 }
 
-telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, oct_strbuf_t *out)
+static telnet_action_t run_line(telnet_session_t *s, const char *line, size_t len, int stable,
+                                oct_strbuf_t *out)
 {
     tsd_ctx_t *t = s->tsd;
     tsd_count(t, TSD_CTR_RPC_TELNET, 1);
@@ -517,7 +524,7 @@ telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, o
 
     if (s->allow_put && word_is(w, wn, "put")) {
         tsd_count(t, TSD_CTR_RPC_PUT, 1);
-        do_put(s, line + b, len - b, out);
+        do_put(s, line + b, len - b, stable, out);
         return TELNET_CONTINUE;
     }
 
@@ -551,4 +558,15 @@ telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, o
         oct_strbuf_puts(out, ".  Try `help'.\n");
     }
     return TELNET_CONTINUE;
+}
+
+telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, oct_strbuf_t *out)
+{
+    return run_line(s, line, len, 0, out);
+}
+
+telnet_action_t telnet_line_stable(telnet_session_t *s, const char *line, size_t len,
+                                   oct_strbuf_t *out)
+{
+    return run_line(s, line, len, 1, out);
 }

@@ -34,6 +34,13 @@ void telnet_session_free(telnet_session_t *s);
 /* One line without its line end ('\r' already stripped). */
 telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, oct_strbuf_t *out);
 
+/* As telnet_line, for a line whose bytes stay valid and unchanged until
+ * the session's next telnet_flush (the transport's read buffer, when it
+ * flushes before reading into it again): a put is batched without a copy
+ * of its bytes. */
+telnet_action_t telnet_line_stable(telnet_session_t *s, const char *line, size_t len,
+                                   oct_strbuf_t *out);
+
 /* Commits batched puts; appends their error lines to out. */
 void telnet_flush(telnet_session_t *s, oct_strbuf_t *out);
 
