@@ -37,6 +37,14 @@ const oct_config__key_t oct_config__keys[] = {
     BOOL("tsd.network.tcp_no_delay", "true"),
     BOOL("tsd.network.keep_alive", "true"),
     BOOL("tsd.network.reuse_address", "true"),
+    /* octsdb's own (OpenTSDB 2.4 has no TLS): TLS on the same port, off by default; PEM
+     * certificate chain and key (unset key: taken from the certificate file); with required,
+     * plaintext is refused (docs/tls.md). */
+    STR("tsd.network.tls.certificate", NULL),
+    BOOL("tsd.network.tls.enable", "false"),
+    STR("tsd.network.tls.key", NULL),
+    ENUM("tsd.network.tls.min_version", "TLSv1.2", "TLSv1.2 TLSv1.3"),
+    BOOL("tsd.network.tls.required", "false"),
 
     /* --- HTTP ---------------------------------------------------------------------------- */
     STR("tsd.http.staticroot", NULL),

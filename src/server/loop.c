@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "server/conn.h"
+#include "server/tls.h"
 
 #define LOOP_MAX_READS      4
 #define LOOP_MAX_EVENTS     256
@@ -58,8 +59,9 @@ struct tsd_loops {
     tsd_http_t *http;
     int n;       /* loops running */
     int n_alloc; /* slots in 'loops' */
-    unsigned rr;
+    atomic_uint rr;
     int64_t idle_timeout_ms; /* 0 = none */
+    tsd_tls_t *tls;          /* NULL: TLS off (set by loops_set_tls before any accept) */
     atomic_int stop;
     tsd_loop_t *loops;
 };
@@ -165,6 +167,19 @@ static void loop_telnet_readable(tsd_loop_t *lp, conn_t *c, int64_t now, int max
     loop_settle(lp, c, now);
 }
 
+/* With TLS on, what a TCP connection's first byte b means: 1 = a TLS
+ * handshake (for the terminator), -1 = plaintext that must be refused, 0 =
+ * plaintext as usual. A stream the terminator decrypted arrives on a
+ * socketpair (an AF_UNIX address; the listener is TCP only) and is always
+ * plaintext: a 0x16 inside TLS is just a telnet byte. */
+static int loop_tls_gate(const tsd_loop_t *lp, const conn_t *c, unsigned char b)
+{
+    const tsd_tls_t *tls = lp->parent->tls;
+    if (!tls || c->addr.ss_family == AF_UNIX) return 0;
+    if (b == TLS_RECORD_HANDSHAKE) return 1;
+    return tls_required(tls) ? -1 : 0;
+}
+
 /* A NEW connection became readable: look at its first byte. */
 static void loop_classify(tsd_loop_t *lp, conn_t *c, int64_t now)
 {
@@ -173,6 +188,24 @@ static void loop_classify(tsd_loop_t *lp, conn_t *c, int64_t now)
     ssize_t r = recv(c->fd, &b, 1, MSG_PEEK);
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (r <= 0) { /* closed (a port probe) or failed before saying anything */
+        loop_close(lp, c);
+        return;
+    }
+    int gate = loop_tls_gate(lp, c, b);
+    if (gate > 0) {
+        epoll_ctl(lp->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        loop_unlink(lp, c);
+        int fd = c->fd;
+        c->fd = -1;
+        /* The terminator owns the socket and its CONN_OPEN count now; the
+         * decrypted stream comes back through loops_add. */
+        tls_add(lp->parent->tls, fd, &c->addr, c->addrlen);
+        conn_free(c);
+        return;
+    }
+    if (gate < 0) {
+        tsd_count(tsd, TSD_CTR_CONN_REJECTED, 1);
+        tls_refuse_plaintext(c->fd, b);
         loop_close(lp, c);
         return;
     }
@@ -283,7 +316,8 @@ static void loop_drain(tsd_loop_t *lp)
             /* A client that sent its first bytes just now still deserves an
              * answer only if it is telnet; HTTP requests are not taken any more. */
             unsigned char b;
-            if (recv(c->fd, &b, 1, MSG_PEEK) == 1 && !tsd_is_http_byte(b)) {
+            if (recv(c->fd, &b, 1, MSG_PEEK) == 1 && !tsd_is_http_byte(b) &&
+                loop_tls_gate(lp, c, b) == 0) {
                 c->sess = telnet_session_new(lp->parent->tsd);
                 if (c->sess) {
                     c->state = CONN_TELNET;
@@ -335,6 +369,7 @@ int loops_start(tsd_ctx_t *tsd, tsd_http_t *http, int n, tsd_loops_t **out, oct_
     l->loops = xcalloc((size_t)n, sizeof *l->loops);
     l->n_alloc = n;
     atomic_init(&l->stop, 0);
+    atomic_init(&l->rr, 0);
     for (int i = 0; i < n; i++) {
         l->loops[i].parent = l;
         l->loops[i].idx = i;
@@ -370,7 +405,9 @@ int loops_start(tsd_ctx_t *tsd, tsd_http_t *http, int n, tsd_loops_t **out, oct_
 
 void loops_add(tsd_loops_t *l, int fd, const struct sockaddr_storage *addr, socklen_t len)
 {
-    tsd_loop_t *lp = &l->loops[l->rr++ % (unsigned)l->n];
+    /* The acceptor and the TLS terminator threads both add connections. */
+    unsigned i = atomic_fetch_add_explicit(&l->rr, 1, memory_order_relaxed);
+    tsd_loop_t *lp = &l->loops[i % (unsigned)l->n];
     pthread_mutex_lock(&lp->mu);
     if (lp->n_pending == lp->cap_pending) {
         lp->cap_pending = lp->cap_pending ? 2 * lp->cap_pending : 16;
@@ -384,6 +421,11 @@ void loops_add(tsd_loops_t *l, int fd, const struct sockaddr_storage *addr, sock
     uint64_t one = 1;
     if (write(lp->evfd, &one, sizeof one) < 0) { /* counter full: already signalled */
     }
+}
+
+void loops_set_tls(tsd_loops_t *l, tsd_tls_t *tls)
+{
+    l->tls = tls;
 }
 
 void loops_stop(tsd_loops_t *l)

@@ -21,8 +21,15 @@ OCT_MUST_CHECK int loops_start(tsd_ctx_t *tsd, tsd_http_t *http, int n, tsd_loop
                                oct_errbuf_t *eb);
 
 /* Gives an accepted non-blocking socket to the next loop (round robin);
- * the loop owns it from now on. Called by the acceptor thread only. */
+ * the loop owns it from now on. Called by the acceptor thread and the TLS
+ * terminator's threads (for decrypted streams, with an AF_UNIX address). */
 void loops_add(tsd_loops_t *l, int fd, const struct sockaddr_storage *addr, socklen_t len);
+
+/* Turns on TLS classification (tls.h): a first byte 0x16 goes to the
+ * terminator, plaintext is refused if tls_required. Call after loops_start
+ * and before the first loops_add; tls (borrowed) must outlive the loops. */
+struct tsd_tls;
+void loops_set_tls(tsd_loops_t *l, struct tsd_tls *tls);
 
 /* Stops every loop: each reads what its telnet connections already sent,
  * processes the complete lines, tries briefly to send pending replies, then
