@@ -9,10 +9,12 @@
  * are small (a handful of collectors and dashboards), so the linear walk
  * costs a few microseconds per request.
  *
- * The daemon's set is loaded lazily, once per process, under a mutex; after
- * that readers only do an acquire load. A file that cannot be loaded leaves
- * an empty set in place: authentication stays on and refuses everyone, the
- * safe failure for a security setting. */
+ * The daemon's set is loaded at startup (auth_init, called by tsd_run, which
+ * refuses to start when the file is missing or invalid), once per process;
+ * after that readers only do an acquire load. auth_for still loads lazily
+ * for callers that did not run auth_init: there a file that cannot be loaded
+ * leaves an empty set in place, so authentication stays on and refuses
+ * everyone, the safe failure for a security setting. */
 #include "server/auth.h"
 
 #include <errno.h>
@@ -306,6 +308,38 @@ auth_role_t auth_check_header(const auth_t *a, const char *value)
 static pthread_mutex_t auth_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int auth_state; /* 0 not yet read, 1 off, 2 on */
 static auth_t *auth_global;   /* written under auth_mu before auth_state = 2 */
+
+int auth_init(const oct_config_t *cfg, oct_errbuf_t *eb)
+{
+    static const char key[] = "tsd.core.authentication.credentials_file";
+    if (!cfg || !oct_config_get_bool(cfg, "tsd.core.authentication.enable")) return 0;
+    const char *path = oct_config_get(cfg, key);
+    if (!path || !*path)
+        return oct_err(eb, OCT_ECONFIG, "tsd.core.authentication.enable is true but %s is not set",
+                       key);
+    auth_t *a = NULL;
+    oct_errbuf_t le;
+    oct_errbuf_clear(&le);
+    int rc = auth_load(path, &a, &le);
+    if (rc) return oct_err(eb, OCT_ECONFIG, "%s: %s", key, le.msg);
+    if (!a->n) {
+        auth_free(a);
+        return oct_err(eb, OCT_ECONFIG, "%s: '%s' holds no credentials", key, path);
+    }
+    pthread_mutex_lock(&auth_mu);
+    if (atomic_load_explicit(&auth_state, memory_order_relaxed) == 0) {
+        auth_global = a;
+        a = NULL;
+        atomic_store_explicit(&auth_state, 2, memory_order_release);
+    }
+    pthread_mutex_unlock(&auth_mu);
+    if (a) {
+        auth_free(a); /* loaded before: the first set stays (one TSD per process) */
+    } else {
+        oct_log_info("auth", "authentication on: %zu credentials from %s", auth_global->n, path);
+    }
+    return 0;
+}
 
 const auth_t *auth_for(const tsd_ctx_t *tsd)
 {

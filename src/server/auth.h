@@ -60,6 +60,13 @@ auth_role_t auth_check_basic(const auth_t *a, const char *user, size_t ulen, con
  * scheme case-insensitive); AUTH_ROLE_NONE for NULL or anything invalid. */
 auth_role_t auth_check_header(const auth_t *a, const char *value);
 
+/* Reads the daemon's credentials at startup (tsd_run, before serving).
+ * Returns 0 when authentication is off or the file was loaded (auth_for then
+ * returns it); OCT_ECONFIG with a message naming
+ * tsd.core.authentication.credentials_file when the key is unset or the
+ * file is missing, unreadable, invalid or holds no credentials. */
+OCT_MUST_CHECK int auth_init(const oct_config_t *cfg, oct_errbuf_t *eb);
+
 /* The daemon's credentials: NULL when authentication is off. Loaded from
  * tsd->cfg on the first call and kept for the life of the process (one TSD
  * per process). If the file is missing or invalid the error is logged and

@@ -35,9 +35,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "common/log.h"
@@ -657,8 +662,88 @@ int http_server_start(tsd_ctx_t *tsd, int n_threads, tsd_http_t **out, oct_errbu
     return 0;
 }
 
+/* libmicrohttpd 0.9.75 answers a Content-Length that is not a plain decimal
+ * number (or overflows 64 bits) by itself, before any callback of ours, and
+ * its state machine then builds the response headers a second time
+ * (parse_connection_headers queues the error and sets HEADERS_SENDING; the
+ * caller overwrites that with HEADERS_PROCESSED, which leads to
+ * FOOTERS_RECEIVED and build_header_response again): the client gets the
+ * status line and headers twice. So the first request of a connection is
+ * checked here, on the bytes already received (MSG_PEEK), and such a request
+ * is answered with OpenTSDB's error object and closed before libmicrohttpd
+ * sees it. Returns 400, 413, or 0 (fine, or the header block is not all
+ * here yet: libmicrohttpd judges it). */
+static int http_precheck_length(const char *p, size_t n)
+{
+    const char *end = NULL;
+    for (size_t i = 0; i + 1 < n && !end; i++)
+        if (p[i] == '\n' &&
+            (p[i + 1] == '\n' || (p[i + 1] == '\r' && i + 2 < n && p[i + 2] == '\n')))
+            end = p + i + 1;
+    if (!end) return 0;
+    const char *l = memchr(p, '\n', (size_t)(end - p));
+    while (l && l < end) {
+        const char *line = l + 1;
+        const char *nl = memchr(line, '\n', (size_t)(end - line) + 1);
+        if (!nl) break;
+        size_t ll = (size_t)(nl - line);
+        if (ll && line[ll - 1] == '\r') ll--;
+        static const char name[] = "content-length:";
+        if (ll >= sizeof name - 1 && !strncasecmp(line, name, sizeof name - 1)) {
+            const char *v = line + sizeof name - 1, *ve = line + ll;
+            while (v < ve && (*v == ' ' || *v == '\t'))
+                v++;
+            if (v == ve) return 400;
+            unsigned long long x = 0;
+            for (const char *q = v; q < ve; q++) {
+                if (*q < '0' || *q > '9') return 400;
+                unsigned d = (unsigned)(*q - '0');
+                if (x > (ULLONG_MAX - d) / 10) return 413;
+                x = x * 10 + d;
+            }
+        }
+        l = nl;
+    }
+    return 0;
+}
+
+/* Sends OpenTSDB's error object with Connection: close (best effort: the
+ * socket is non-blocking and the answer small). */
+static void http_send_raw_error(int fd, int status, const char *msg, const char *details)
+{
+    http_response_t resp;
+    http_response_init(&resp);
+    http_error(&resp, status, msg, details);
+    char head[256];
+    int hl = snprintf(head, sizeof head,
+                      "HTTP/1.1 %d %s\r\nContent-Type: " HTTP_JSON_TYPE
+                      "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                      status, status == 413 ? "Payload Too Large" : "Bad Request", resp.body.len);
+    struct iovec iov[2] = {{head, (size_t)hl}, {resp.body.ptr, resp.body.len}};
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+    ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)w;
+    http_response_free(&resp);
+}
+
 int http_server_add(tsd_http_t *h, int fd, const struct sockaddr *addr, socklen_t len)
 {
+    char peek[8192];
+    ssize_t got = recv(fd, peek, sizeof peek, MSG_PEEK | MSG_DONTWAIT);
+    int bad = got > 0 ? http_precheck_length(peek, (size_t)got) : 0;
+    if (bad) {
+        http_send_raw_error(fd, bad, bad == 413 ? "Request body too large" : "Bad Request",
+                            bad == 413 ? "The Content-Length header is too large"
+                                       : "The Content-Length header is not a number");
+        /* The unread request would turn close() into a reset that can
+         * overtake the answer: say we are done, drain briefly, then close. */
+        shutdown(fd, SHUT_WR);
+        for (int i = 0; i < 4 && recv(fd, peek, sizeof peek, MSG_DONTWAIT) > 0; i++)
+            ;
+        close(fd);
+        atomic_fetch_sub_explicit(&h->tsd->counters[TSD_CTR_CONN_OPEN], 1, memory_order_relaxed);
+        return 0;
+    }
     if (MHD_add_connection(h->mhd, fd, addr, len) == MHD_YES) return 0;
     oct_log_debug("http", "libmicrohttpd refused a connection: %s", strerror(errno));
     atomic_fetch_sub_explicit(&h->tsd->counters[TSD_CTR_CONN_OPEN], 1, memory_order_relaxed);

@@ -13,7 +13,9 @@
  *
  * Stop order: close the listening socket; stop the loops (they run the
  * telnet lines already received and close); let libmicrohttpd finish the
- * requests in progress (new ones get 503); tsdb_close, which flushes. */
+ * requests in progress (new ones get 503); tsdb_close, which flushes.
+ * With TLS (tls.h) the terminator stops handing streams to the loops before
+ * they stop, and is stopped after HTTP, so the last replies get out. */
 #include "server/tsd.h"
 
 #include <errno.h>
@@ -30,9 +32,11 @@
 
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "server/auth.h"
 #include "server/http_server.h"
 #include "server/listener.h"
 #include "server/loop.h"
+#include "server/tls.h"
 
 #define TSD_HTTP_GRACE_MS 10000
 
@@ -139,6 +143,7 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     tsd_ctx_t *t = NULL;
     tsd_http_t *http = NULL;
     tsd_loops_t *loops = NULL;
+    tsd_tls_t *tls = NULL;
     listener_t l = {.fd = -1};
 
     sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -151,11 +156,27 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
 
     rc = listener_open(&l, cfg, eb);
     if (rc) goto leave;
+    rc = tls_open(cfg, &tls, eb); /* a bad certificate stops us before the data is touched */
+    if (rc) goto leave;
 
     const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
     oct_log_info("tsd", "Starting octsdb %s: data dir %s, %d worker threads, mode %s", OCT_VERSION,
                  dir ? dir : "?", n_threads, oct_config_get(cfg, "tsd.mode"));
-    rc = tsdb_open(cfg, 0, &db, eb);
+    /* Credentials first: a broken security setting stops the daemon before
+     * it touches the data or takes a client. */
+    rc = auth_init(cfg, eb);
+    if (rc) goto leave;
+    /* tsd.mode=ro opens the store read-only (a read-only data dir works):
+     * the series index for queries, no write-ahead log, no flush thread.
+     * A dir that holds no database yet (no RocksDB CURRENT file) is created
+     * read-write as before, so a ro TSD may start on an empty store. */
+    unsigned open_flags = 0;
+    if (tsd_mode(cfg) == TSD_MODE_RO) {
+        char cur[4200];
+        snprintf(cur, sizeof cur, "%s/CURRENT", dir ? dir : ".");
+        if (access(cur, F_OK) == 0) open_flags = TSDB_OPEN_READONLY | TSDB_OPEN_INDEX;
+    }
+    rc = tsdb_open(cfg, open_flags, &db, eb);
     if (rc) {
         if (!eb || !eb->msg[0])
             oct_err(eb, rc, "cannot open data dir %s: %s", dir ? dir : "?", oct_strerror(rc));
@@ -179,6 +200,12 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     if (rc) goto leave;
     rc = loops_start(t, http, n_threads, &loops, eb);
     if (rc) goto leave;
+    if (tls) {
+        rc = tls_start(tls, t, loops, eb);
+        if (rc) goto leave;
+        loops_set_tls(loops, tls);
+        oct_log_info("tsd", "TLS on the same port%s", tls_required(tls) ? " (required)" : "");
+    }
 
     oct_log_info("tsd", "Ready to serve on %s", l.addr);
     int64_t paused_until = 0;
@@ -217,8 +244,10 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
 
 leave:
     listener_close(&l);
+    tls_quiesce(tls); /* no hand-offs to the loops from here on */
     loops_stop(loops);
     http_server_stop(http, TSD_HTTP_GRACE_MS);
+    tls_stop(tls); /* after the loops and HTTP: their last replies get out */
     if (db) {
         tsdb_close(db);
         if (rc == 0) oct_log_info("tsd", "Shutdown complete");

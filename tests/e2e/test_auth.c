@@ -387,22 +387,55 @@ static int teardown_lone(void **state)
     return 0;
 }
 
-/* enabled without a usable credentials file: everyone is refused */
-static void fails_closed(void **state)
+/* Enabled without a usable credentials file: the daemon does not start,
+ * and its log names the key and says what is wrong (it used to start and
+ * refuse every client, reading the file at the first connection). */
+static void bad_credentials_stop_startup(void **state)
 {
     (void)state;
-    const char *args[] = {"--set", "tsd.core.authentication.enable=true", "--set",
-                          "tsd.core.authentication.credentials_file=/nonexistent/creds", NULL};
-    assert_int_equal(tu_tsd_start(&g_lone, args), 0);
-    char *resp = NULL;
-    assert_int_equal(tu_http(g_lone.port, "GET", "/api/version", H_RW, NULL, 0, &resp, NULL), 401);
-    free(resp);
-    int fd = tu_connect(g_lone.port);
-    assert_true(fd >= 0);
-    assert_string_equal(tx(fd, "auth rw-token-123"), "auth: invalid credentials\n");
-    assert_string_equal(tx(fd, "put m 1356998400 1 a=b"), "put" REQ);
-    close(fd);
-    assert_true(tc_log_contains(g_lone.log, "refusing every client"));
+    char *dir = tu_tempdir();
+    char bad[4200], empty[4200], setbad[4300], setempty[4300];
+    snprintf(bad, sizeof bad, "%s/bad-creds", dir);
+    snprintf(empty, sizeof empty, "%s/empty-creds", dir);
+    FILE *fp = fopen(bad, "w");
+    assert_non_null(fp);
+    /* line 2: a digest that is not 64 hex digits */
+    fputs("# collectors\ntoken 1234 rw\n", fp);
+    fclose(fp);
+    fp = fopen(empty, "w");
+    assert_non_null(fp);
+    fputs("# nothing yet\n", fp);
+    fclose(fp);
+    snprintf(setbad, sizeof setbad, "tsd.core.authentication.credentials_file=%s", bad);
+    snprintf(setempty, sizeof setempty, "tsd.core.authentication.credentials_file=%s", empty);
+    static const char key[] = "tsd.core.authentication.credentials_file";
+    const struct {
+        const char *set; /* the credentials_file setting, NULL = unset */
+        const char *want1, *want2;
+    } cases[] = {
+        {"tsd.core.authentication.credentials_file=/nonexistent/creds", "/nonexistent/creds",
+         "No such file"},
+        {NULL, "is not set", "tsd.core.authentication.enable"},
+        {setbad, bad, ": 2: "},
+        {setempty, empty, "holds no credentials"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *args[6] = {"--set", "tsd.core.authentication.enable=true", NULL, NULL, NULL};
+        if (cases[i].set) {
+            args[2] = "--set";
+            args[3] = cases[i].set;
+        }
+        tu_tsd_t t = {0};
+        if (tu_tsd_start(&t, args) != -1) fail_msg("case %zu: the daemon started", i);
+        if (!tc_log_contains(t.log, key) || !tc_log_contains(t.log, cases[i].want1) ||
+            !tc_log_contains(t.log, cases[i].want2))
+            fail_msg("case %zu: the log does not name %s, '%s' and '%s'", i, key, cases[i].want1,
+                     cases[i].want2);
+        if (tc_log_contains(t.log, "Ready to serve")) fail_msg("case %zu: it served", i);
+        tu_tsd_destroy(&t);
+    }
+    tu_rmrf(dir);
+    free(dir);
 }
 
 /* off by default: no credentials needed, `auth` is an unknown command */
@@ -435,7 +468,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_http_route, setup, teardown),
         cmocka_unit_test_setup_teardown(other_paths_and_query_deletes, setup, teardown),
         cmocka_unit_test_setup_teardown(every_telnet_command, setup, teardown),
-        cmocka_unit_test_teardown(fails_closed, teardown_lone),
+        cmocka_unit_test(bad_credentials_stop_startup),
         cmocka_unit_test_teardown(off_by_default, teardown_lone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
