@@ -26,53 +26,61 @@
  * done: octsdb's tsd.datapoints.added (telnet `stats`) and then a query
  * counting every point (sum of 0all-count per metric); VictoriaMetrics'
  * vm_rows_added_to_storage_total (/metrics); InfluxDB's SELECT count(value).
- * CPU seconds are utime+stime of the system's process (/proc/<pid>/stat) over
- * the ingest; peak RSS is VmHWM, and RSS per series is VmHWM minus the RSS
- * when it started listening, over the number of series. Disk is the
- * allocated size (st_blocks, as du) of the data dir after a clean stop,
- * which flushes octsdb's head and VictoriaMetrics' in-memory parts (InfluxDB
- * keeps its WAL until a cache snapshot: counted as it lies). Queries run on
- * the telnet data set with equivalent PromQL for VictoriaMetrics (its result
- * cache is off so repeated runs compute); each is run --reps times over a
- * fresh connection, median and p99 reported. */
+ * CPU seconds are the system process's CPU-time clock (clock_getcpuclockid:
+ * every thread, in ns) over the ingest; peak RSS is VmHWM, and RSS per
+ * series is VmHWM minus the RSS when it started listening, over the number
+ * of series. Disk is the allocated size (st_blocks, as du) of the data dir
+ * after a clean stop, which flushes octsdb's head and VictoriaMetrics'
+ * in-memory parts (InfluxDB keeps its WAL until a cache snapshot: counted
+ * as it lies), without RocksDB's info log files; octsdb is measured again
+ * after `octsdb compact` on the stopped dir, and the gauge and the
+ * integer-valued series are each also ingested alone (telnet) for their own
+ * bytes per point. Queries run on the telnet data set with equivalent
+ * PromQL for VictoriaMetrics (its result cache is off so repeated runs
+ * compute); each is run --reps times over a fresh connection, median and
+ * p99 reported, with the points one run reads from storage (octsdb: rawDPs
+ * of show_summary on one more run; VictoriaMetrics: the growth of
+ * vm_rows_read_per_query_sum over the runs, per run), which over the median
+ * latency gives points read per second. The senders are bench/common/loadgen.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/benchutil.h"
+#include "common/loadgen.h"
 #include "common/putgen.h"
 
-#define HTTP_WINDOW 16
 #define START_S     1700000000LL
 #define MAX_QUERIES 8
+#define N_SCAN_Q    (Q_GROUPBY + 1) /* the queries that read points */
 
 enum { SYS_OCTSDB, SYS_VM, SYS_INFLUX, N_SYS };
 static const char *const sys_names[N_SYS] = {"octsdb", "VictoriaMetrics", "InfluxDB"};
-
-enum { MODE_TELNET, MODE_JSON50, MODE_JSON500, MODE_JSON50GZ, MODE_JSON500GZ, N_MODES };
-static const char *const mode_names[N_MODES] = {"telnet", "json50", "json500", "json50gz",
-                                                "json500gz"};
 
 enum { Q_RAW, Q_SUM1M, Q_RATE, Q_GROUPBY, Q_LOOKUP, Q_SUGGEST, N_QUERIES };
 static const char *const query_names[N_QUERIES] = {
     "one series raw",    "sum 1m-avg, one metric", "sum:rate 1m-avg, every series",
     "{host=*} group-by", "/api/search/lookup",     "/api/suggest"};
+
+/* The disk-by-kind runs: the issue's bar differs for gauges and for the
+ * integer-valued series, so each is also ingested alone. */
+enum { KIND_GAUGE, KIND_INT, N_KINDS };
+static const char *const kind_names[N_KINDS] = {
+    "gauge series only (random walks, 1/2/4 decimals)",
+    "integer series only (integer gauges, counters, mostly-constant)"};
+static const unsigned kind_masks[N_KINDS] = {
+    (1u << DATAGEN_GAUGE_D2) | (1u << DATAGEN_GAUGE_D1) | (1u << DATAGEN_GAUGE_D4),
+    (1u << DATAGEN_INT_GAUGE) | (1u << DATAGEN_COUNTER) | (1u << DATAGEN_CONST)};
 
 typedef struct {
     size_t hosts, metrics, rounds, conns, new_series, reps;
@@ -84,14 +92,18 @@ typedef struct {
 /* Everything measured; NaN-free: a figure is valid when its flag is set. */
 typedef struct {
     int ran;
-    double pps[N_MODES];     /* 0 = not measured */
-    double cpu_per_m;        /* telnet: CPU seconds per million points */
-    double hwm_mb;           /* telnet: peak RSS */
-    double rss_per_series;   /* bytes */
-    double disk_per_point;   /* bytes */
+    double pps[LOADGEN_N_MODES]; /* 0 = not measured */
+    double cpu_per_m;            /* telnet: CPU seconds per million points */
+    double hwm_mb;               /* telnet: peak RSS */
+    double rss_per_series;       /* bytes */
+    double disk_per_point;       /* bytes */
+    double disk_compacted;       /* octsdb: bytes per point after `octsdb compact` */
+    double disk_kind[N_KINDS];   /* bytes per point of one kind's own run */
+    double disk_kind_compacted[N_KINDS];
     double new_series_rate;  /* series/s */
     double q_med[N_QUERIES]; /* ms; 0 = not measured */
     double q_p99[N_QUERIES];
+    double q_scan[N_QUERIES]; /* points read per second of median latency */
     char note[256];
 } result_t;
 
@@ -147,32 +159,26 @@ static int http_req(int port, const char *method, const char *target, const char
 
 /* ---- the process ------------------------------------------------------ */
 
-/* utime + stime of the process, in seconds. */
+/* CPU seconds the process has used (every thread, exited ones included),
+ * from its CPU-time clock: nanoseconds, where /proc/<pid>/stat counts
+ * 10 ms ticks and a smoke run's few milliseconds would read 0. */
 static double proc_cpu_s(int pid)
 {
-    char path[64], buf[2048];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    if (!p) return -1;
-    unsigned long long ut = 0, st = 0;
-    /* after ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-     */
-    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    clockid_t c;
+    struct timespec t;
+    if (clock_getcpuclockid(pid, &c) != 0 || clock_gettime(c, &t) != 0) return -1;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 static long long du_total;
+/* RocksDB's info log (LOG, LOG.old.*) is left out: it is the engine's
+ * diagnostic text, which the peers write to stderr (not counted either),
+ * and at 100-200 KB a file it would weigh on small data sets. */
 static int du_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    (void)path;
     (void)flag;
-    (void)ftw;
+    const char *base = path + ftw->base;
+    if (!strcmp(base, "LOG") || !strncmp(base, "LOG.old.", 8)) return 0;
     du_total += (long long)sb->st_blocks * 512;
     return 0;
 }
@@ -358,35 +364,6 @@ static void server_destroy(server_t *s)
 
 /* ---- how many points a system has stored ------------------------------ */
 
-/* tsd.datapoints.added from octsdb's telnet `stats`, or -1. */
-static long long octsdb_added(int port)
-{
-    int fd = bench_connect(port);
-    if (fd < 0) return -1;
-    const char *req = "stats\nversion\n";
-    if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
-        close(fd);
-        return -1;
-    }
-    char buf[65536];
-    size_t n = 0;
-    double t0 = bench_now_s();
-    buf[0] = '\0';
-    while (!strstr(buf, "Built on ") && n + 1 < sizeof buf && bench_now_s() - t0 < 10) {
-        struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, 1000) <= 0) continue;
-        ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
-        if (r <= 0) break;
-        n += (size_t)r;
-        buf[n] = '\0';
-    }
-    close(fd);
-    const char *l = strstr(buf, "tsd.datapoints.added ");
-    long long ts, v;
-    if (!l || sscanf(l, "tsd.datapoints.added %lld %lld", &ts, &v) != 2) return -1;
-    return v;
-}
-
 /* Sums every number after `key` up to the next `stop` character, for every
  * occurrence of key: the values of OpenTSDB's "dps":{...} maps, or the last
  * element of InfluxDB's "values":[[t,n]]. */
@@ -452,228 +429,12 @@ static long long influx_count(int port)
 
 /* ---- the load ----------------------------------------------------------- */
 
-typedef struct {
-    putgen_buf_t data;
-    size_t *req_end; /* http: end offset of each request */
-    size_t n_req;
-    size_t points;
-} payload_t;
-
-typedef struct {
-    const payload_t *pl;
-    int port, http;
-    size_t ok, failed;
-    int err;
-    atomic_int done;
-} conn_job_t;
-
-/* Telnet: write everything, close the write side, read whatever comes back
- * (error lines) until the system closes. */
-static void run_telnet(conn_job_t *j, int fd)
-{
-    size_t off = 0, len = j->pl->data.len;
-    char in[65536];
-    size_t inlen = 0;
-    int wr_open = 1;
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    for (;;) {
-        struct pollfd p = {fd, (short)(POLLIN | (off < len ? POLLOUT : 0)), 0};
-        if (poll(&p, 1, 60000) <= 0) {
-            if (!wr_open) break; /* a peer that keeps the socket open */
-            j->err = ETIMEDOUT;
-            return;
-        }
-        if ((p.revents & POLLOUT) && off < len) {
-            ssize_t w = write(fd, j->pl->data.ptr + off, len - off);
-            if (w > 0)
-                off += (size_t)w;
-            else if (w < 0 && errno != EAGAIN) {
-                j->err = errno;
-                return;
-            }
-            if (off == len && wr_open) {
-                shutdown(fd, SHUT_WR);
-                wr_open = 0;
-            }
-        }
-        if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
-            ssize_t r = read(fd, in + inlen, sizeof in - 1 - inlen);
-            if (r == 0) break;
-            if (r < 0) {
-                if (errno == EAGAIN) continue;
-                if (!wr_open) break;
-                j->err = errno;
-                return;
-            }
-            inlen += (size_t)r;
-            in[inlen] = '\0';
-            char *line = in, *nl;
-            while ((nl = strchr(line, '\n'))) {
-                j->failed++;
-                line = nl + 1;
-            }
-            inlen = (size_t)(in + inlen - line);
-            memmove(in, line, inlen);
-            if (inlen + 1 >= sizeof in) inlen = 0;
-        }
-    }
-    if (off < len) j->err = EPIPE;
-}
-
-/* One complete HTTP response at the start of buf? Returns its length (0 if
- * incomplete) and its status. */
-static size_t http_response_len(const char *buf, size_t n, int *status)
-{
-    const char *hend = memmem(buf, n, "\r\n\r\n", 4);
-    if (!hend) return 0;
-    size_t hlen = (size_t)(hend - buf) + 4;
-    *status = n > 12 ? atoi(buf + 9) : 0;
-    size_t clen = 0;
-    for (const char *p = buf; p < hend; p++) {
-        if ((p == buf || p[-1] == '\n') && !strncasecmp(p, "Content-Length:", 15)) {
-            clen = strtoull(p + 15, NULL, 10);
-            break;
-        }
-    }
-    return n >= hlen + clen ? hlen + clen : 0;
-}
-
-/* HTTP: keep-alive, up to HTTP_WINDOW requests in flight. */
-static void run_http(conn_job_t *j, int fd)
-{
-    size_t off = 0, answered = 0;
-    size_t cap = 1 << 20;
-    char *in = malloc(cap);
-    size_t inlen = 0;
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    while (answered < j->pl->n_req) {
-        size_t last = answered + HTTP_WINDOW < j->pl->n_req ? answered + HTTP_WINDOW : j->pl->n_req;
-        size_t limit = j->pl->req_end[last - 1];
-        struct pollfd p = {fd, (short)(POLLIN | (off < limit ? POLLOUT : 0)), 0};
-        if (poll(&p, 1, 60000) <= 0) {
-            j->err = ETIMEDOUT;
-            break;
-        }
-        if ((p.revents & POLLOUT) && off < limit) {
-            ssize_t w = write(fd, j->pl->data.ptr + off, limit - off);
-            if (w > 0)
-                off += (size_t)w;
-            else if (w < 0 && errno != EAGAIN) {
-                j->err = errno;
-                break;
-            }
-        }
-        if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
-            if (inlen + 65536 > cap) in = realloc(in, cap *= 2);
-            ssize_t r = read(fd, in + inlen, cap - inlen);
-            if (r == 0) {
-                j->err = ECONNRESET;
-                break;
-            }
-            if (r < 0) {
-                if (errno == EAGAIN) continue;
-                j->err = errno;
-                break;
-            }
-            inlen += (size_t)r;
-            size_t used = 0, l;
-            int status;
-            while ((l = http_response_len(in + used, inlen - used, &status)) > 0) {
-                if (status / 100 == 2)
-                    j->ok++;
-                else {
-                    if (j->failed == 0) fprintf(stderr, "HTTP %d: %.300s\n", status, in + used);
-                    j->failed++;
-                }
-                answered++;
-                used += l;
-            }
-            memmove(in, in + used, inlen - used);
-            inlen -= used;
-        }
-    }
-    free(in);
-}
-
-static void *conn_thread(void *arg)
-{
-    conn_job_t *j = arg;
-    int fd = bench_connect(j->port);
-    if (fd < 0) {
-        j->err = errno;
-        atomic_store(&j->done, 1);
-        return NULL;
-    }
-    if (j->http)
-        run_http(j, fd);
-    else
-        run_telnet(j, fd);
-    close(fd);
-    atomic_store(&j->done, 1);
-    return NULL;
-}
-
-/* The wire bytes of one mode, one payload per connection (a slice of the
- * hosts, every round). */
-static void build_payloads(const opts_t *o, int mode, payload_t *pl)
-{
-    size_t batch = (mode == MODE_JSON50 || mode == MODE_JSON50GZ) ? 50 : 500;
-    int gz = mode == MODE_JSON50GZ || mode == MODE_JSON500GZ;
-    putgen_cfg_t cfg = {
-        .seed = 42, .hosts = o->hosts, .metrics = o->metrics, .start_s = START_S, .interval_s = 10};
-    for (size_t c = 0; c < o->conns; c++) {
-        payload_t *j = &pl[c];
-        memset(j, 0, sizeof *j);
-        size_t lo = o->hosts * c / o->conns, hi = o->hosts * (c + 1) / o->conns;
-        putgen_t *g = putgen_new(&cfg, lo, hi);
-        size_t n = putgen_series(g) * o->rounds;
-        j->points = n;
-        putgen_point_t pt;
-        if (mode == MODE_TELNET) {
-            for (size_t i = 0; i < n; i++) {
-                putgen_next(g, &pt);
-                putgen_append_telnet(&j->data, &pt);
-            }
-        } else {
-            putgen_buf_t body = {0}, zbody = {0};
-            j->req_end = malloc((n / batch + 2) * sizeof(*j->req_end));
-            for (size_t i = 0; i < n;) {
-                body.len = 0;
-                putgen_append(&body, "[", 1);
-                for (size_t k = 0; k < batch && i < n; k++, i++) {
-                    if (k) putgen_append(&body, ",", 1);
-                    putgen_next(g, &pt);
-                    putgen_append_json(&body, &pt);
-                }
-                putgen_append(&body, "]", 1);
-                const putgen_buf_t *b = &body;
-                if (gz) {
-                    if (putgen_gzip(body.ptr, body.len, &zbody) < 0) abort();
-                    b = &zbody;
-                }
-                char hdr[256];
-                int hl = snprintf(hdr, sizeof hdr,
-                                  "POST /api/put HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                  "Content-Type: application/json\r\n%s"
-                                  "Content-Length: %zu\r\n\r\n",
-                                  gz ? "Content-Encoding: gzip\r\n" : "", b->len);
-                putgen_append(&j->data, hdr, (size_t)hl);
-                putgen_append(&j->data, b->ptr, b->len);
-                j->req_end[j->n_req++] = j->data.len;
-            }
-            putgen_buf_free(&body);
-            putgen_buf_free(&zbody);
-        }
-        putgen_free(g);
-    }
-}
-
 /* The new-series run: every line a new series (a fresh host with the
- * fleet's 8 tag keys), one connection per sender. */
-static void build_new_series(const opts_t *o, payload_t *pl)
+ * fleet's 8 tag keys), one slice of them per connection. */
+static void build_new_series(const opts_t *o, loadgen_payload_t *pl)
 {
     for (size_t c = 0; c < o->conns; c++) {
-        payload_t *j = &pl[c];
+        loadgen_payload_t *j = &pl[c];
         memset(j, 0, sizeof *j);
         size_t lo = o->new_series * c / o->conns, hi = o->new_series * (c + 1) / o->conns;
         char line[400];
@@ -684,17 +445,8 @@ static void build_new_series(const opts_t *o, payload_t *pl)
                          "datacenter=dc%zu rack=r%zu os=os%zu arch=a%zu team=t%zu "
                          "service=s%zu\n",
                          START_S, i % 977, i, i % 6, i % 18, i % 720, i % 4, i % 2, i % 12, i % 40);
-            putgen_append(&j->data, line, (size_t)n);
+            loadgen_append_telnet(j, line, (size_t)n, 1);
         }
-        j->points = hi - lo;
-    }
-}
-
-static void free_payloads(payload_t *pl, size_t n)
-{
-    for (size_t c = 0; c < n; c++) {
-        putgen_buf_free(&pl[c].data);
-        free(pl[c].req_end);
     }
 }
 
@@ -705,7 +457,7 @@ static long long stored(const server_t *s, long long want, char names[][64], siz
 {
     switch (s->sys) {
     case SYS_OCTSDB: {
-        long long a = octsdb_added(s->port);
+        long long a = bench_octsdb_points_added(s->port);
         if (a < want || !names) return a;
         return octsdb_query_count(s->port, names, metrics, end_s);
     }
@@ -718,16 +470,24 @@ static long long stored(const server_t *s, long long want, char names[][64], siz
 
 /* Sends the payloads and waits until the system reports `want` points
  * stored. Returns the seconds, or -1; *cpu gets the process's CPU seconds. */
-static double ingest(const opts_t *o, server_t *s, const payload_t *pl, int http, long long want,
-                     char names[][64], size_t metrics, int64_t end_s, double *cpu)
+static double ingest(const opts_t *o, server_t *s, const loadgen_payload_t *pl, int http,
+                     long long want, char names[][64], size_t metrics, int64_t end_s, double *cpu)
 {
-    conn_job_t *jobs = calloc(o->conns, sizeof *jobs);
-    pthread_t *th = calloc(o->conns, sizeof *th);
+    loadgen_conn_t *jobs = calloc(o->conns, sizeof *jobs);
+    for (size_t c = 0; c < o->conns; c++) {
+        jobs[c].pl = &pl[c];
+        jobs[c].port = http ? s->put : s->telnet;
+        jobs[c].http = http;
+        /* the peers answer nothing to `version`: the end is their close */
+        jobs[c].telnet_end = LOADGEN_TELNET_CLOSE;
+        jobs[c].ok_status = 0;
+        jobs[c].timeout_ms = 60000;
+    }
     double cpu0 = proc_cpu_s(s->pid);
     double t0 = bench_now_s();
-    for (size_t c = 0; c < o->conns; c++) {
-        jobs[c] = (conn_job_t){.pl = &pl[c], .port = http ? s->put : s->telnet, .http = http};
-        pthread_create(&th[c], NULL, conn_thread, &jobs[c]);
+    if (loadgen_start(jobs, o->conns) < 0) {
+        free(jobs);
+        return -1;
     }
     /* generous: InfluxDB takes ~15,000 points/s here; a stall ends it sooner */
     double limit = 60.0 + (double)want / 4000.0, t_end = -1;
@@ -746,23 +506,15 @@ static double ingest(const opts_t *o, server_t *s, const payload_t *pl, int http
             t_change = bench_now_s();
         }
         /* every sender finished and nothing moved for a while: lost points */
-        size_t done = 0;
-        for (size_t c = 0; c < o->conns; c++)
-            done += (size_t)atomic_load(&jobs[c].done);
-        if (done == o->conns && bench_now_s() - t_change > 10.0) break;
+        if (loadgen_finished(jobs, o->conns) == o->conns && bench_now_s() - t_change > 10.0) break;
         bench_sleep_ms(poll_ms);
     }
     *cpu = proc_cpu_s(s->pid) - cpu0;
-    for (size_t c = 0; c < o->conns; c++)
-        pthread_join(th[c], NULL);
-    size_t failed = 0;
-    int err = 0;
-    for (size_t c = 0; c < o->conns; c++) {
-        failed += jobs[c].failed;
-        if (jobs[c].err) err = jobs[c].err;
-    }
+    loadgen_totals_t tot;
+    loadgen_join(jobs, o->conns, &tot);
+    size_t failed = tot.failed;
+    int err = tot.err;
     free(jobs);
-    free(th);
     if (err || failed || t_end < 0 || got != want) {
         fprintf(stderr, "%s: stored %lld of %lld points (%s%zu rejected)\n", sys_names[s->sys], got,
                 want, err ? strerror(err) : "", failed);
@@ -851,8 +603,58 @@ static void query_target(int sys, int q, char names[][64], size_t metrics, int64
     }
 }
 
-/* Runs every query reps times; fills median and p99 (ms). A query that
- * fails or answers nothing leaves its figures at 0. */
+/* VictoriaMetrics' rows read from storage by its queries so far (the _sum
+ * of its vm_rows_read_per_query histogram) into *sum and the number of
+ * queries counted (_count) into *count; -1 when absent. */
+static void vm_rows_read(int port, double *sum, double *count)
+{
+    char *body;
+    *sum = *count = -1;
+    int st = http_req(port, "GET", "/metrics", NULL, &body);
+    if (st == 200) {
+        static const char ks[] = "\nvm_rows_read_per_query_sum ";
+        static const char kc[] = "\nvm_rows_read_per_query_count ";
+        const char *l = strstr(body, ks);
+        if (l) *sum = strtod(l + sizeof ks - 1, NULL);
+        l = strstr(body, kc);
+        if (l) *count = strtod(l + sizeof kc - 1, NULL);
+    }
+    free(body);
+}
+
+/* The points one run of the query reads from storage by octsdb's own
+ * count (rawDPs of show_summary, one more run), or -1. */
+static double octsdb_points_read(const server_t *s, const char *target)
+{
+    char *body = NULL, t[16500];
+    double v = -1;
+    snprintf(t, sizeof t, "%s&show_summary=true", target);
+    if (http_req(s->port, "GET", t, NULL, &body) == 200) {
+        const char *p = strstr(body, "\"rawDPs\":");
+        if (p) v = strtod(p + 9, NULL);
+    }
+    free(body);
+    return v;
+}
+
+/* The rows each of the last n queries read in VictoriaMetrics, given its
+ * rows-read sum and count before them, or -1. Its /metrics shows a query a
+ * second or two after it answered: waits (at most 10 s) for the count to
+ * take all n, so the next query starts from settled counters. */
+static double vm_points_read(const server_t *s, double s0, double c0, size_t n)
+{
+    double s1 = -1, c1 = -1;
+    for (int i = 0; i < 100; i++) {
+        vm_rows_read(s->port, &s1, &c1);
+        if (c1 >= c0 + (double)n) break;
+        bench_sleep_ms(100);
+    }
+    return c1 == c0 + (double)n && s1 >= s0 ? (s1 - s0) / (double)n : -1;
+}
+
+/* Runs every query reps times; fills median and p99 (ms), and for the
+ * queries that read points, points read per second of median latency. A
+ * query that fails or answers nothing leaves its figures at 0. */
 static void run_queries(const opts_t *o, const server_t *s, char names[][64], int64_t end_s,
                         result_t *r)
 {
@@ -860,6 +662,11 @@ static void run_queries(const opts_t *o, const server_t *s, char names[][64], in
     double *lat = calloc(o->reps, sizeof *lat);
     for (int q = 0; q < N_QUERIES; q++) {
         query_target(s->sys, q, names, o->metrics, end_s, target, sizeof target);
+        double vm_s0 = 0, vm_c0 = 0; /* VictoriaMetrics' rows-read counters before */
+        if (s->sys == SYS_VM && q < N_SCAN_Q) {
+            vm_rows_read(s->port, &vm_s0, &vm_c0);
+            if (vm_s0 < 0) vm_s0 = vm_c0 = 0; /* no query counted yet */
+        }
         size_t ok = 0;
         for (size_t i = 0; i < o->reps; i++) {
             char *body;
@@ -882,6 +689,10 @@ static void run_queries(const opts_t *o, const server_t *s, char names[][64], in
             r->q_med[q] = ok % 2 ? lat[ok / 2] : (lat[ok / 2 - 1] + lat[ok / 2]) / 2;
             size_t k = (size_t)((double)ok * 0.99 + 0.999999);
             r->q_p99[q] = lat[(k ? k : 1) - 1];
+            double pts = -1;
+            if (q < N_SCAN_Q && s->sys == SYS_OCTSDB) pts = octsdb_points_read(s, target);
+            if (q < N_SCAN_Q && s->sys == SYS_VM) pts = vm_points_read(s, vm_s0, vm_c0, ok);
+            if (pts > 0 && r->q_med[q] > 0) r->q_scan[q] = pts / (r->q_med[q] / 1000.0);
         }
     }
     free(lat);
@@ -889,10 +700,51 @@ static void run_queries(const opts_t *o, const server_t *s, char names[][64], in
 
 /* ---- one system, one mode ---------------------------------------------- */
 
+/* Runs `octsdb compact --datadir=dir` on the stopped data dir (its output to
+ * the log); returns 0 when it succeeded. */
+static int octsdb_compact(const char *bin, const server_t *s)
+{
+    char datadir[300];
+    snprintf(datadir, sizeof datadir, "--datadir=%s", s->dir);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        int fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl(bin, bin, "compact", datadir, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid) return -1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "octsdb compact failed\n");
+        print_log(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stops the system (flushing it) and measures its data dir: bytes per point
+ * into *flushed and, for octsdb, again after `octsdb compact` into *compacted. */
+static void measure_disk(const opts_t *o, server_t *s, long long points, double *flushed,
+                         double *compacted)
+{
+    if (server_stop(s) != 0) return;
+    long long d = du_bytes(s->dir);
+    if (d > 0) *flushed = (double)d / (double)points;
+    if (s->sys == SYS_OCTSDB && octsdb_compact(o->bin[SYS_OCTSDB], s) == 0) {
+        d = du_bytes(s->dir);
+        if (d > 0) *compacted = (double)d / (double)points;
+    }
+}
+
 /* Ingests one mode's payloads into a fresh instance of sys; after the telnet
  * mode also takes memory, queries and disk. */
-static void bench_mode(const opts_t *o, int sys, int m, const payload_t *pl, char names[][64],
-                       result_t *r)
+static void bench_mode(const opts_t *o, int sys, int m, const loadgen_payload_t *pl,
+                       char names[][64], result_t *r)
 {
     int64_t end_s = START_S + (int64_t)(o->rounds - 1) * 10;
     long long want = (long long)(o->hosts * o->metrics * o->rounds);
@@ -905,15 +757,15 @@ static void bench_mode(const opts_t *o, int sys, int m, const payload_t *pl, cha
         return;
     }
     double cpu = 0;
-    double secs = ingest(o, &s, pl, m != MODE_TELNET, want, sys == SYS_OCTSDB ? names : NULL,
+    double secs = ingest(o, &s, pl, m != LOADGEN_TELNET, want, sys == SYS_OCTSDB ? names : NULL,
                          o->metrics, end_s, &cpu);
     if (secs > 0) {
         r->pps[m] = (double)want / secs;
-        printf("  %-16s %-9s %10.0f points/s (%.2f s, %.2f CPU s)\n", sys_names[sys], mode_names[m],
-               r->pps[m], secs, cpu);
+        printf("  %-16s %-9s %10.0f points/s (%.2f s, %.2f CPU s)\n", sys_names[sys],
+               loadgen_mode_name((loadgen_mode_t)m), r->pps[m], secs, cpu);
         fflush(stdout);
     }
-    if (m == MODE_TELNET && secs > 0) {
+    if (m == LOADGEN_TELNET && secs > 0) {
         r->cpu_per_m = cpu / ((double)want / 1e6);
         long hwm = bench_proc_status_kb(s.pid, "VmHWM");
         r->hwm_mb = (double)hwm / 1024.0;
@@ -925,15 +777,38 @@ static void bench_mode(const opts_t *o, int sys, int m, const payload_t *pl, cha
             bench_sleep_ms(200);
         }
         if (sys != SYS_INFLUX) run_queries(o, &s, names, end_s, r);
-        if (server_stop(&s) == 0) {
-            long long d = du_bytes(s.dir);
-            if (d > 0) r->disk_per_point = (double)d / (double)want;
+        measure_disk(o, &s, want, &r->disk_per_point, &r->disk_compacted);
+    }
+    server_destroy(&s);
+}
+
+/* One kind's series alone (telnet), for their bytes per point. Completion
+ * is the system's own count: octsdb's count query would name metrics that
+ * this subset may not have. */
+static void bench_kind(const opts_t *o, int sys, int kind, const loadgen_payload_t *pl, result_t *r)
+{
+    long long want = 0;
+    for (size_t c = 0; c < o->conns; c++)
+        want += (long long)pl[c].points;
+    if (want <= 0) return;
+    server_t s;
+    if (server_start(&s, sys, o->bin[sys]) == 0) {
+        double cpu;
+        double secs = ingest(o, &s, pl, 0, want, NULL, 0, START_S, &cpu);
+        if (secs > 0) {
+            measure_disk(o, &s, want, &r->disk_kind[kind], &r->disk_kind_compacted[kind]);
+            printf("  %-16s %s: %lld points, %.2f bytes/point", sys_names[sys], kind_names[kind],
+                   want, r->disk_kind[kind]);
+            if (r->disk_kind_compacted[kind] > 0)
+                printf(", %.2f after compaction", r->disk_kind_compacted[kind]);
+            printf("\n");
+            fflush(stdout);
         }
     }
     server_destroy(&s);
 }
 
-static void bench_new_series(const opts_t *o, int sys, const payload_t *pl, result_t *r)
+static void bench_new_series(const opts_t *o, int sys, const loadgen_payload_t *pl, result_t *r)
 {
     server_t s;
     if (server_start(&s, sys, o->bin[sys]) == 0) {
@@ -1027,14 +902,23 @@ static void table(FILE *f, const opts_t *o, const result_t *r)
         if (r[s].ran) fprintf(f, "---:|");
     fprintf(f, "\n");
     char name[128];
-    for (int m = 0; m < N_MODES; m++) {
-        snprintf(name, sizeof name, "ingest %s, points/s (higher is better)", mode_names[m]);
+    for (int m = 0; m < LOADGEN_N_MODES; m++) {
+        snprintf(name, sizeof name, "ingest %s, points/s (higher is better)",
+                 loadgen_mode_name((loadgen_mode_t)m));
         row(f, name, r, offsetof(result_t, pps) + (size_t)m * sizeof(double), 0);
     }
     row(f, "CPU s per million points, telnet", r, offsetof(result_t, cpu_per_m), 2);
     row(f, "peak RSS MB, telnet", r, offsetof(result_t, hwm_mb), 1);
     row(f, "RSS bytes per active series", r, offsetof(result_t, rss_per_series), 0);
     row(f, "disk bytes per point after flush", r, offsetof(result_t, disk_per_point), 2);
+    row(f, "disk bytes per point after compaction (octsdb compact)", r,
+        offsetof(result_t, disk_compacted), 2);
+    for (int k = 0; k < N_KINDS; k++) {
+        snprintf(name, sizeof name, "disk bytes per point, %s, after flush", kind_names[k]);
+        row(f, name, r, offsetof(result_t, disk_kind) + (size_t)k * sizeof(double), 2);
+        snprintf(name, sizeof name, "disk bytes per point, %s, after compaction", kind_names[k]);
+        row(f, name, r, offsetof(result_t, disk_kind_compacted) + (size_t)k * sizeof(double), 2);
+    }
     snprintf(name, sizeof name, "new series/s, %zu new series (higher is better)", o->new_series);
     row(f, name, r, offsetof(result_t, new_series_rate), 0);
     for (int q = 0; q < N_QUERIES; q++) {
@@ -1042,27 +926,19 @@ static void table(FILE *f, const opts_t *o, const result_t *r)
         row(f, name, r, offsetof(result_t, q_med) + (size_t)q * sizeof(double), 2);
         snprintf(name, sizeof name, "query %s, p99 ms", query_names[q]);
         row(f, name, r, offsetof(result_t, q_p99) + (size_t)q * sizeof(double), 2);
+        if (q < N_SCAN_Q) {
+            snprintf(name, sizeof name, "query %s, points read/s (higher is better)",
+                     query_names[q]);
+            row(f, name, r, offsetof(result_t, q_scan) + (size_t)q * sizeof(double), 0);
+        }
     }
-}
-
-static const char *default_bin(const char *argv0)
-{
-    const char *e = getenv("OCTSDB_BIN");
-    if (e && *e) return e;
-    static char path[4096];
-    const char *slash = strrchr(argv0, '/');
-    if (slash)
-        snprintf(path, sizeof path, "%.*s/octsdb", (int)(slash - argv0), argv0);
-    else
-        snprintf(path, sizeof path, "./octsdb");
-    return path;
 }
 
 int main(int argc, char **argv)
 {
     opts_t o = {
         .hosts = 1000, .metrics = 10, .rounds = 90, .conns = 4, .new_series = 20000, .reps = 30};
-    o.bin[SYS_OCTSDB] = default_bin(argv[0]);
+    o.bin[SYS_OCTSDB] = bench_octsdb_bin(argv[0]);
     char cmdline[2048];
     size_t cl = 0;
     for (int i = 0; i < argc && cl < sizeof cmdline - 256; i++)
@@ -1147,17 +1023,42 @@ int main(int argc, char **argv)
     /* every mode's bytes, generated once and sent to every system in turn */
     result_t r[N_SYS];
     memset(r, 0, sizeof r);
-    payload_t *pl = calloc(o.conns, sizeof(payload_t));
-    for (int m = 0; m < N_MODES; m++) {
-        build_payloads(&o, m, pl);
+    loadgen_payload_t *pl = calloc(o.conns, sizeof(loadgen_payload_t));
+    for (int m = 0; m < LOADGEN_N_MODES; m++) {
+        putgen_cfg_t cfg = {.seed = 42,
+                            .hosts = o.hosts,
+                            .metrics = o.metrics,
+                            .start_s = START_S,
+                            .interval_s = 10};
+        loadgen_build(&cfg, (loadgen_mode_t)m, o.conns, o.rounds, 0, pl);
         for (int s = 0; s < N_SYS; s++)
             if (o.bin[s]) bench_mode(&o, s, m, pl, names, &r[s]);
-        free_payloads(pl, o.conns);
+        loadgen_payloads_free(pl, o.conns);
     }
     build_new_series(&o, pl);
     for (int s = 0; s < N_SYS; s++)
         if (o.bin[s]) bench_new_series(&o, s, pl, &r[s]);
-    free_payloads(pl, o.conns);
+    loadgen_payloads_free(pl, o.conns);
+    /* each kind of series alone, for its bytes per point (InfluxDB left out:
+     * at its ~15,000 points/s it would double the run for a figure the bar
+     * does not compare against) */
+    size_t kind_points[N_KINDS], kind_series[N_KINDS];
+    for (int k = 0; k < N_KINDS; k++) {
+        putgen_cfg_t cfg = {.seed = 42,
+                            .hosts = o.hosts,
+                            .metrics = o.metrics,
+                            .start_s = START_S,
+                            .interval_s = 10,
+                            .class_mask = kind_masks[k]};
+        loadgen_build(&cfg, LOADGEN_TELNET, o.conns, o.rounds, 0, pl);
+        kind_points[k] = 0;
+        for (size_t c = 0; c < o.conns; c++)
+            kind_points[k] += pl[c].points;
+        kind_series[k] = kind_points[k] / o.rounds;
+        for (int s = 0; s < N_SYS; s++)
+            if (o.bin[s] && s != SYS_INFLUX) bench_kind(&o, s, k, pl, &r[s]);
+        loadgen_payloads_free(pl, o.conns);
+    }
     free(pl);
     r[0].ran = 1;
 
@@ -1183,21 +1084,51 @@ int main(int argc, char **argv)
                     date, mach, cmdline, o.hosts, o.metrics, o.hosts * o.metrics, o.rounds,
                     (double)o.rounds / 360.0, points, o.conns);
             table(f, &o, r);
-            fprintf(f, "\nHow figures are taken: see the header of bench/bench_peers.c.\n");
+            fprintf(f,
+                    "\nNotes:\n"
+                    "- points read/s: the points the system read from storage for one run of "
+                    "the query, divided by its median latency; octsdb counts them itself "
+                    "(rawDPs of `show_summary`), VictoriaMetrics by the growth of its "
+                    "`vm_rows_read_per_query_sum` over the repeated runs, per run. "
+                    "/api/search/lookup and "
+                    "/api/suggest read no points: no such row. InfluxDB runs no queries "
+                    "(no equivalent of these queries is set up for it): n/a.\n"
+                    "- disk: the data dir's allocated bytes after a clean stop, over the points "
+                    "sent; RocksDB's info log files (LOG, LOG.old.*) are not counted, as the "
+                    "peers' logs (stderr) are not.\n"
+                    "- after compaction: octsdb's stopped data dir after `octsdb compact "
+                    "--datadir=DIR`, a full compaction of its store (its rows already hold one "
+                    "block per series-hour, so OpenTSDB's row compaction has nothing left to "
+                    "do). The peers have no such step to run: VictoriaMetrics merges its parts "
+                    "and InfluxDB its TSM files in the background on their own schedule, so "
+                    "their figure is the one after flush (n/a here).\n"
+                    "- by kind: the same fleet's series of one kind only, ingested alone over "
+                    "telnet into a fresh instance: %zu gauge series (%zu points), %zu integer "
+                    "series (%zu points); InfluxDB not run (n/a).\n"
+                    "\nHow figures are taken: see the header of bench/bench_peers.c.\n",
+                    kind_series[KIND_GAUGE], kind_points[KIND_GAUGE], kind_series[KIND_INT],
+                    kind_points[KIND_INT]);
             fclose(f);
         }
     }
     free(names);
-    /* smoke: every octsdb figure must have been produced */
+    /* smoke: every octsdb figure must have been produced; the table says
+     * which one is missing (n/a) */
     if (o.smoke) {
         const result_t *x = &r[0];
         int missing = x->cpu_per_m <= 0 || x->hwm_mb <= 0 || x->rss_per_series <= 0 ||
-                      x->disk_per_point <= 0 || x->new_series_rate <= 0;
-        for (int m = 0; m < N_MODES; m++)
+                      x->disk_per_point <= 0 || x->disk_compacted <= 0 || x->new_series_rate <= 0;
+        for (int m = 0; m < LOADGEN_N_MODES; m++)
             missing |= x->pps[m] <= 0;
+        for (int k = 0; k < N_KINDS; k++)
+            missing |= x->disk_kind[k] <= 0 || x->disk_kind_compacted[k] <= 0;
         for (int q = 0; q < N_QUERIES; q++)
-            missing |= x->q_med[q] <= 0 || x->q_p99[q] <= 0;
-        if (missing) rc = 1;
+            missing |= x->q_med[q] <= 0 || x->q_p99[q] <= 0 || (q < N_SCAN_Q && x->q_scan[q] <= 0);
+        if (missing) {
+            fprintf(stderr, "bench_peers --smoke: a figure is missing:\n");
+            table(stderr, &o, r);
+            rc = 1;
+        }
     }
     return rc;
 

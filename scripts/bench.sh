@@ -7,7 +7,11 @@
 #              octsdb in release mode and runs bench_peers (bench/bench_peers.c):
 #              every system on 127.0.0.1 with a fresh data dir, the same bytes
 #              sent to each; one table of figures and octsdb/peer ratios, also
-#              written to bench/results/<date>.md with the machine.
+#              written to bench/results/<date>.md with the machine. Besides
+#              ingest, CPU, memory and query latency it takes points read per
+#              second per query, bytes per point after a flush and (octsdb)
+#              after `octsdb compact`, and bytes per point of the gauge and
+#              of the integer-valued series, each ingested alone.
 #   2. micro   every other bench/bench_* program; each prints its own figures.
 #
 # Arguments go to bench_peers. The default data set (1,000 hosts x 10 metrics

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,5 +79,47 @@ long bench_proc_status_kb(int pid, const char *field)
     while (fgets(line, sizeof line, f))
         if (!strncmp(line, field, fl) && line[fl] == ':') v = strtol(line + fl + 1, NULL, 10);
     fclose(f);
+    return v;
+}
+
+const char *bench_octsdb_bin(const char *argv0)
+{
+    const char *e = getenv("OCTSDB_BIN");
+    if (e && *e) return e;
+    static char path[4096];
+    const char *slash = strrchr(argv0, '/');
+    if (slash)
+        snprintf(path, sizeof path, "%.*s/octsdb", (int)(slash - argv0), argv0);
+    else
+        snprintf(path, sizeof path, "./octsdb");
+    return path;
+}
+
+long long bench_octsdb_points_added(int port)
+{
+    int fd = bench_connect(port);
+    if (fd < 0) return -1;
+    /* `version` answers after `stats`: its text marks the end of the reply */
+    const char *req = "stats\nversion\n";
+    if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+        close(fd);
+        return -1;
+    }
+    char buf[65536];
+    size_t n = 0;
+    double t0 = bench_now_s();
+    buf[0] = '\0';
+    while (!strstr(buf, "Built on ") && n + 1 < sizeof buf && bench_now_s() - t0 < 10) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 1000) <= 0) continue;
+        ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
+        if (r <= 0) break;
+        n += (size_t)r;
+        buf[n] = '\0';
+    }
+    close(fd);
+    const char *l = strstr(buf, "tsd.datapoints.added ");
+    long long ts, v;
+    if (!l || sscanf(l, "tsd.datapoints.added %lld %lld", &ts, &v) != 2) return -1;
     return v;
 }

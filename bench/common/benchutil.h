@@ -22,4 +22,11 @@ int bench_connect(int port);
 /* A "<field>: <n> kB" value of /proc/<pid>/status (VmRSS, VmHWM...), or -1. */
 long bench_proc_status_kb(int pid, const char *field);
 
+/* The octsdb binary a benchmark runs: $OCTSDB_BIN if set, else `octsdb` in
+ * the directory of argv0 (static storage). */
+const char *bench_octsdb_bin(const char *argv0);
+
+/* tsd.datapoints.added from octsdb's telnet `stats` on 127.0.0.1:port, or -1. */
+long long bench_octsdb_points_added(int port);
+
 #endif

@@ -44,6 +44,7 @@ struct putgen {
     putgen_cfg_t cfg;
     size_t host_lo, host_hi;
     size_t n_series;
+    size_t *local; /* selected series i -> (h - host_lo) * metrics + m */
     size_t cursor; /* next series within the round */
     int64_t round;
     datagen_series_t *ser;
@@ -108,15 +109,19 @@ putgen_t *putgen_new(const putgen_cfg_t *cfg, size_t host_lo, size_t host_hi)
     if (g->cfg.interval_s <= 0) g->cfg.interval_s = 10;
     g->host_lo = host_lo;
     g->host_hi = host_hi > host_lo ? host_hi : host_lo;
-    g->n_series = (g->host_hi - g->host_lo) * g->cfg.metrics;
-    g->ser = calloc(g->n_series ? g->n_series : 1, sizeof(*g->ser));
+    size_t all = (g->host_hi - g->host_lo) * g->cfg.metrics;
+    g->ser = calloc(all ? all : 1, sizeof(*g->ser));
+    g->local = calloc(all ? all : 1, sizeof(*g->local));
     g->hosts = calloc(g->host_hi - g->host_lo + 1, sizeof(*g->hosts));
-    if (!g->ser || !g->hosts) abort();
+    if (!g->ser || !g->local || !g->hosts) abort();
     for (size_t h = g->host_lo; h < g->host_hi; h++)
         host_tags(h, &g->hosts[h - g->host_lo]);
-    for (size_t i = 0; i < g->n_series; i++) {
+    for (size_t i = 0; i < all; i++) {
         size_t h = g->host_lo + i / g->cfg.metrics, m = i % g->cfg.metrics;
-        datagen_series_init(&g->ser[i], g->cfg.seed, h * g->cfg.metrics + m, g->cfg.start_s * 1000);
+        datagen_series_t *s = &g->ser[g->n_series];
+        datagen_series_init(s, g->cfg.seed, h * g->cfg.metrics + m, g->cfg.start_s * 1000);
+        if (g->cfg.class_mask && !(g->cfg.class_mask & (1u << s->cls))) continue;
+        g->local[g->n_series++] = i;
     }
     return g;
 }
@@ -125,6 +130,7 @@ void putgen_free(putgen_t *g)
 {
     if (!g) return;
     free(g->ser);
+    free(g->local);
     free(g->hosts);
     free(g);
 }
@@ -152,8 +158,8 @@ static size_t fmt_i64(char *out, long long v)
 
 void putgen_next(putgen_t *g, putgen_point_t *p)
 {
-    size_t i = g->cursor;
-    size_t h = g->host_lo + i / g->cfg.metrics, m = i % g->cfg.metrics;
+    size_t i = g->cursor, li = g->local[i];
+    size_t h = g->host_lo + li / g->cfg.metrics, m = li % g->cfg.metrics;
     codec_point_t pt;
     datagen_series_next(&g->ser[i], &pt);
 
@@ -171,7 +177,7 @@ void putgen_next(putgen_t *g, putgen_point_t *p)
     else
         p->value[fmt_i64(p->value, (long long)pt.val.i)] = '\0';
 
-    if (++g->cursor == g->n_series) {
+    if (++g->cursor >= g->n_series) {
         g->cursor = 0;
         g->round++;
     }

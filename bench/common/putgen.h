@@ -22,9 +22,10 @@
 typedef struct {
     uint64_t seed;
     size_t hosts;
-    size_t metrics;  /* at most putgen_max_metrics() */
-    int64_t start_s; /* first timestamp, Unix seconds */
-    int interval_s;  /* between rounds */
+    size_t metrics;      /* at most putgen_max_metrics() */
+    int64_t start_s;     /* first timestamp, Unix seconds */
+    int interval_s;      /* between rounds */
+    unsigned class_mask; /* only series whose datagen class c has bit (1u << c); 0 = all */
 } putgen_cfg_t;
 
 /* A text buffer (malloc'd). */
@@ -52,7 +53,9 @@ typedef struct {
 typedef struct putgen putgen_t;
 
 /* A generator over the series of hosts [host_lo, host_hi) (so connections
- * can each own a slice of the fleet). */
+ * can each own a slice of the fleet), those of cfg->class_mask's classes
+ * only if it is set: a series keeps its tags and values either way, so a
+ * subset is exactly those series of the whole fleet. */
 putgen_t *putgen_new(const putgen_cfg_t *cfg, size_t host_lo, size_t host_hi);
 void putgen_free(putgen_t *g);
 size_t putgen_series(const putgen_t *g);

@@ -19,7 +19,10 @@ static int cli_cmd_version(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+int cli_cmd_compact(int argc, char **argv); /* cmd_compact.c */
+
 static const cli_cmd_t cli_cmds[] = {
+    {"compact", cli_cmd_compact, "Compact the data dir fully (the TSD must be stopped)"},
     {"fsck", cli_cmd_fsck, "Check the data table for errors and repair them (--fix)"},
     {"import", cli_cmd_import, "Import data points from files (plain or gzip, - for stdin)"},
     {"mkmetric", cli_cmd_mkmetric, "Assign UIDs to metric names (same as `uid assign metrics`)"},

@@ -21,8 +21,11 @@
 
 #include "testutil.h"
 
-/* The rows the issue asks for (ingest per mode, CPU, memory, disk, series
- * creation, each query's median and p99), as the harness labels them. */
+/* The rows the issue asks for (ingest per mode, CPU, memory, disk after a
+ * flush and after compaction, for every series and for the gauge and the
+ * integer series apart, series creation, each query's median and p99 and,
+ * for the queries that read points, points read per second), as the
+ * harness labels them. */
 static const char *const rows[] = {
     "ingest telnet, points/s",
     "ingest json50, points/s",
@@ -33,15 +36,26 @@ static const char *const rows[] = {
     "peak RSS MB, telnet",
     "RSS bytes per active series",
     "disk bytes per point after flush",
+    "disk bytes per point after compaction (octsdb compact)",
+    "disk bytes per point, gauge series only (random walks, 1/2/4 decimals), after flush",
+    "disk bytes per point, gauge series only (random walks, 1/2/4 decimals), after compaction",
+    "disk bytes per point, integer series only (integer gauges, counters, mostly-constant), "
+    "after flush",
+    "disk bytes per point, integer series only (integer gauges, counters, mostly-constant), "
+    "after compaction",
     "new series/s",
     "query one series raw, median ms",
     "query one series raw, p99 ms",
+    "query one series raw, points read/s",
     "query sum 1m-avg, one metric, median ms",
     "query sum 1m-avg, one metric, p99 ms",
+    "query sum 1m-avg, one metric, points read/s",
     "query sum:rate 1m-avg, every series, median ms",
     "query sum:rate 1m-avg, every series, p99 ms",
+    "query sum:rate 1m-avg, every series, points read/s",
     "query {host=*} group-by, median ms",
     "query {host=*} group-by, p99 ms",
+    "query {host=*} group-by, points read/s",
     "query /api/search/lookup, median ms",
     "query /api/search/lookup, p99 ms",
     "query /api/suggest, median ms",
@@ -108,6 +122,26 @@ static void test_smoke_run_has_every_figure(void **state)
         double v = strtod(cellp + 2, &end);
         if (end == cellp + 2 || !(v > 0)) fail_msg("no figure for %s: %.80s", rows[i], line);
     }
+    /* and no row of the table, listed above or not, lacks its figure */
+    const char *sep = strstr(md, "|---|");
+    assert_non_null(sep);
+    size_t n_rows = 0;
+    for (const char *line = strchr(sep, '\n') + 1; !strncmp(line, "| ", 2); n_rows++) {
+        const char *cellp = strstr(line + 2, "| ");
+        const char *eol = strchr(line, '\n');
+        assert_non_null(eol);
+        assert_true(cellp && cellp < eol);
+        char *end;
+        double v = strtod(cellp + 2, &end);
+        if (end == cellp + 2 || !(v > 0))
+            fail_msg("no figure in row: %.*s", (int)(eol - line), line);
+        line = eol + 1;
+    }
+    assert_int_equal(n_rows, sizeof rows / sizeof rows[0]);
+    /* the notes that say how the new figures are taken, and why a peer's is n/a */
+    assert_non_null(strstr(md, "\nNotes:\n- points read/s: "));
+    assert_non_null(strstr(md, "\n- after compaction: "));
+    assert_non_null(strstr(md, "\n- by kind: "));
     /* the same table went to stdout */
     char *so = read_all(log);
     assert_non_null(so);
