@@ -36,7 +36,10 @@ bench: deps
 fuzz: deps
 	scripts/fuzz.sh
 
+# Static checks (clang-format, cppcheck, clang-tidy; scripts/lint.sh). The
+# checkers are installed only here, not for build or test.
 lint: build
+	@scripts/install-deps.sh lint
 	scripts/lint.sh $(BUILD)
 
 clean:

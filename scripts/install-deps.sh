@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages octsdb needs to build and test, if missing.
+# Installs the Debian 12 packages octsdb needs to build and test, if missing
+# (plus optional groups: `install-deps.sh lint`).
 # As root it runs apt-get; otherwise it prints the command to run.
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev libcmocka-dev
-      libmicrohttpd-dev libpcre2-dev tzdata)
+      libmicrohttpd-dev libpcre2-dev libssl-dev tzdata)
+
+# Optional groups, named on the command line, for targets that need more than
+# the build: `install-deps.sh lint` (from `make lint`) adds the static
+# checkers scripts/lint.sh runs (clang-tidy brings run-clang-tidy).
+for group in "$@"; do
+    case "$group" in
+    lint) PKGS+=(clang-format clang-tidy cppcheck) ;;
+    *)
+        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint)" >&2
+        exit 2
+        ;;
+    esac
+done
 
 missing=()
 for p in "${PKGS[@]}"; do
