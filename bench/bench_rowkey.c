@@ -26,7 +26,7 @@ static double run(const codec_rowkey_layout_t *l, unsigned *sink)
             tags[0].tagv = i & 0xFFFFFF; /* vary the series so the salt varies */
             int n = codec_rowkey_build(l, 1 + (i & 0xFF), tags, 4, 1356998400 + (int64_t)i, key,
                                        sizeof key, NULL);
-            if (n < 0) {
+            if (n <= 0) {
                 fprintf(stderr, "build failed: %d\n", n);
                 exit(1);
             }

@@ -77,8 +77,11 @@ fi
 if [ "${OCT_LINT_TIDY:-1}" != 0 ]; then
     echo "== clang-tidy"
     tidy_log=$(mktemp)
-    run-clang-tidy -p "$build" -quiet -j "$jobs" "$(pwd)/src/.*\.c\$" >"$tidy_log" 2>&1
-    tidy_st=$?
+    # run-clang-tidy (LLVM 14) always passes --use-color: strip the escapes,
+    # or the finding lines below would not match.
+    run-clang-tidy -p "$build" -quiet -j "$jobs" "$(pwd)/src/.*\.c\$" 2>&1 |
+        sed 's/\x1b\[[0-9;]*m//g' >"$tidy_log"
+    tidy_st=${PIPESTATUS[0]}
     grep -E '^/.*: (warning|error): ' "$tidy_log" | sort -u
     n_tidy=$(grep -E '^/.*: (warning|error): ' "$tidy_log" | sort -u | wc -l)
     rm -f "$tidy_log"

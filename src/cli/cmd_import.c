@@ -164,7 +164,7 @@ static int parse_line(import_t *im, char *line, size_t len, uint64_t lineno)
         import_error(im, lineno, msg, (size_t)n, line, len);
         return im->skip_errors ? 0 : (im->fatal = IMPORT_EXIT_BADLINE);
     }
-    if (wl[2] == 0 || (rc = tsdb_parse_value(w[2], wl[2], &dp->pt, &eb)) != 0) {
+    if (wl[2] == 0 || tsdb_parse_value(w[2], wl[2], &dp->pt, &eb) != 0) {
         int n = snprintf(msg, sizeof msg, "invalid value: %s", wl[2] ? eb.msg : "");
         import_error(im, lineno, msg, (size_t)n, line, len);
         return im->skip_errors ? 0 : (im->fatal = IMPORT_EXIT_BADLINE);

@@ -206,7 +206,7 @@ static int uid_lookup(uid_registry_t *r, int argc, char **argv)
         int rc;
         if (is_id) {
             uint8_t name[UID_NAME_MAX];
-            size_t len;
+            size_t len = 0;
             if (v <= 0) {
                 rc = oct_err(&eb, OCT_ENOSUCHID, "No such unique ID for '%s': %lld",
                              uid_kind_name((codec_uid_kind_t)k), v);

@@ -201,7 +201,7 @@ int codec_point_encode(const codec_point_t *p, uint32_t base_s, int ms_precision
 /* ---- decoding ----------------------------------------------------------------------------- */
 
 /* "Corrupt cell <qualifier hex>: <why>" into eb; long qualifiers are cut. */
-static int corrupt(oct_errbuf_t *eb, const uint8_t *q, size_t qlen, const char *why)
+static void corrupt_msg(oct_errbuf_t *eb, const uint8_t *q, size_t qlen, const char *why)
 {
     static const char digits[] = "0123456789ABCDEF";
     char hex[2 * 32 + 4];
@@ -212,8 +212,15 @@ static int corrupt(oct_errbuf_t *eb, const uint8_t *q, size_t qlen, const char *
     }
     if (n < qlen) hex[k++] = '.', hex[k++] = '.', hex[k++] = '.';
     hex[k] = '\0';
-    return oct_err(eb, OCT_ECORRUPT, "corrupt cell with qualifier %s (%zu bytes): %s", hex, qlen,
-                   why);
+    oct_err(eb, OCT_ECORRUPT, "corrupt cell with qualifier %s (%zu bytes): %s", hex, qlen, why);
+}
+
+/* Kept apart from the loop above so that static analysis follows it into
+ * its callers and sees an error path never returns 0 or 1. */
+static int corrupt(oct_errbuf_t *eb, const uint8_t *q, size_t qlen, const char *why)
+{
+    corrupt_msg(eb, q, qlen, why);
+    return OCT_ECORRUPT;
 }
 
 int codec_cell_decode_single(const uint8_t *q, size_t qlen, const uint8_t *v, size_t vlen,
@@ -486,7 +493,13 @@ static int same_value(const codec_point_t *a, const codec_point_t *b)
 {
     if (a->is_float != b->is_float) return 0;
     if ((a->ts_ms & 3) != (b->ts_ms & 3)) return 0; /* width code */
-    if (a->is_float) return memcmp(&a->val.f, &b->val.f, sizeof(double)) == 0;
+    if (a->is_float) {
+        /* The same bits, as the cells store them: NaN equals NaN, 0.0 is not -0.0. */
+        uint64_t x, y;
+        memcpy(&x, &a->val.f, sizeof x);
+        memcpy(&y, &b->val.f, sizeof y);
+        return x == y;
+    }
     return a->val.i == b->val.i;
 }
 

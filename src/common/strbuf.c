@@ -64,7 +64,6 @@ void oct_strbuf_json_string(oct_strbuf_t *sb, const char *s, size_t n)
     oct_strbuf_append(sb, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        char esc[7];
         switch (c) {
         case '"':
             oct_strbuf_append(sb, "\\\"", 2);
@@ -83,9 +82,7 @@ void oct_strbuf_json_string(oct_strbuf_t *sb, const char *s, size_t n)
             break;
         default:
             if (c < 0x20) {
-                memcpy(esc, "\\u00", 4);
-                esc[4] = hex[c >> 4];
-                esc[5] = hex[c & 15];
+                const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
                 oct_strbuf_append(sb, esc, 6);
             } else {
                 oct_strbuf_append(sb, &s[i], 1);

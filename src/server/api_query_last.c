@@ -66,7 +66,7 @@ static void java_double(double d, char *out, size_t cap)
     size_t nd = 0;
     for (; *p && *p != 'e'; p++)
         if (*p != '.') dig[nd++] = *p;
-    int exp = atoi(p + 1);
+    int exp = (int)strtol(p + 1, NULL, 10); /* %e wrote it: always digits */
     while (nd > 1 && dig[nd - 1] == '0')
         nd--;
     dig[nd] = '\0';
