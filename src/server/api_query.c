@@ -6,11 +6,9 @@
  * end, repeatable tsuid= then m= (query/query.h parses them and drops
  * duplicates, as OpenTSDB's LinkedHashSet does), the presence flags and --
  * unlike OpenTSDB, which ignores it on GET -- timezone. POST binds the JSON
- * body as Jackson binds TSQuery: numbers where strings are expected keep
- * their text (a Grafana start of 1356998400000 is a ms timestamp by the
- * 10-character rule), booleans may be strings, unknown fields are ignored,
- * and of `tags` and `filters` the one written last wins. Validation follows
- * TSQuery.validateAndSetQuery's order and texts.
+ * body as Jackson binds TSQuery (server/query_body.h, a pure function the
+ * fuzzer drives too); the query string's flags are ORed in afterwards.
+ * Validation follows TSQuery.validateAndSetQuery's order and texts.
  *
  * Answer. The executor (tsdb/query_exec.h) calls back once per output
  * series; each becomes one object written straight into the response body
@@ -40,8 +38,8 @@
 
 #include "common/xmalloc.h"
 #include "query/query.h"
-#include "query/tz.h"
 #include "server/api_int.h"
+#include "server/query_body.h"
 #include "tsdb/annotation.h"
 #include "tsdb/query_exec.h"
 
@@ -74,52 +72,11 @@ static void collect_param(void *ctx, const char *value, size_t len)
     l->v[l->n++] = json_arena_strndup(l->a, value, len);
 }
 
-/* The request's times and the checks of TSQuery.validateAndSetQuery that
- * precede the sub-queries'. Returns 0 or -1 with a 400 written. */
-static int set_times(api_call_t *c, query_t *q, const char *start, const char *end)
+/* Writes the error answer of query_body.h. Returns -1. */
+static int body_error(api_call_t *c, const query_body_err_t *err)
 {
-    oct_errbuf_t eb;
-    if (!start || !*start) {
-        http_error(c->resp, 400, "Missing start time", NULL);
-        return -1;
-    }
-    int64_t now = wall_ms();
-    if (query_parse_time(start, q->timezone, now, &q->start_ms, &eb) < 0) {
-        http_error(c->resp, 400, eb.msg, NULL);
-        return -1;
-    }
-    if (end && *end) {
-        if (query_parse_time(end, q->timezone, now, &q->end_ms, &eb) < 0) {
-            http_error(c->resp, 400, eb.msg, NULL);
-            return -1;
-        }
-    } else {
-        q->end_ms = now;
-    }
-    if (q->end_ms <= q->start_ms) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "End time [%lld] must be greater than the start time [%lld]",
-                 (long long)q->end_ms, (long long)q->start_ms);
-        http_error(c->resp, 400, msg, NULL);
-        return -1;
-    }
-    return 0;
-}
-
-/* A named timezone must exist when a sub-query downsamples (TSQuery). */
-static int check_timezone(api_call_t *c, const query_t *q)
-{
-    if (!q->timezone || !*q->timezone) return 0;
-    for (size_t i = 0; i < q->n_subs; i++) {
-        if (!q->subs[i].has_downsample) continue;
-        const query_tz_t *tz;
-        if (query_tz_get(q->timezone, &tz, NULL) < 0) {
-            http_error(c->resp, 400, "The timezone specification could not be found", NULL);
-            return -1;
-        }
-        break;
-    }
-    return 0;
+    http_error(c->resp, err->status, err->message, err->details[0] ? err->details : NULL);
+    return -1;
 }
 
 static int parse_get(api_call_t *c, query_t *q)
@@ -159,249 +116,21 @@ static int parse_get(api_call_t *c, query_t *q)
         http_error(c->resp, 400, "Missing sub queries", NULL);
         return -1;
     }
-    if (set_times(c, q, start, have_end ? end : NULL)) return -1;
-    return check_timezone(c, q);
-}
-
-/* Jackson's String binding: strings and the text of numbers. */
-static const char *jstr(api_call_t *c, const json_value_t *o, const char *key, int *bad)
-{
-    const json_value_t *v = json_obj_get(o, key);
-    if (!v || v->type == JSON_NULL) return NULL;
-    if (v->type == JSON_STRING || v->type == JSON_NUMBER)
-        return json_arena_strndup(&c->arena, v->str, v->len);
-    if (v->type == JSON_TRUE) return "true";
-    if (v->type == JSON_FALSE) return "false";
-    *bad = 1;
-    return NULL;
-}
-
-/* Jackson's boolean binding: true/false, "true"/"false", numbers 0/1. */
-static int jbool(const json_value_t *o, const char *key, int *bad)
-{
-    const json_value_t *v = json_obj_get(o, key);
-    if (!v || v->type == JSON_NULL || v->type == JSON_FALSE) return 0;
-    if (v->type == JSON_TRUE) return 1;
-    if (v->type == JSON_STRING) {
-        if (v->len == 4 && !strncasecmp(v->str, "true", 4)) return 1;
-        if ((v->len == 5 && !strncasecmp(v->str, "false", 5)) || v->len == 0) return 0;
-    }
-    if (v->type == JSON_NUMBER) {
-        int64_t i;
-        if (json_number_i64(v, &i) == 0) return i != 0;
-    }
-    *bad = 1;
+    query_body_err_t err;
+    if (query_body_set_times(q, start, have_end ? end : NULL, wall_ms(), &err) ||
+        query_body_check_timezone(q, &err))
+        return body_error(c, &err);
     return 0;
 }
 
-static int jlong(const json_value_t *o, const char *key, int64_t def, int64_t *out, int *bad)
-{
-    const json_value_t *v = json_obj_get(o, key);
-    *out = def;
-    if (!v || v->type == JSON_NULL) return 0;
-    if (v->type == JSON_NUMBER || v->type == JSON_STRING) {
-        json_value_t t = *v;
-        t.type = JSON_NUMBER;
-        if (json_number_i64(&t, out) == 0) return 0;
-    }
-    *bad = 1;
-    return -1;
-}
-
-static void add_filter(query_sub_t *s, const query_filter_t *f)
-{
-    s->filters = xrealloc(s->filters, (s->n_filters + 1) * sizeof *s->filters);
-    s->filters[s->n_filters++] = *f;
-}
-
-static void clear_filters(query_sub_t *s)
-{
-    for (size_t i = 0; i < s->n_filters; i++)
-        query_filter_free(&s->filters[i]);
-    s->n_filters = 0;
-}
-
-/* One element of "queries". Returns 0, or -1 with a 400 written. */
-static int parse_post_sub(api_call_t *c, const json_value_t *o, query_sub_t *s)
-{
-    oct_errbuf_t eb;
-    int bad = 0;
-    if (o->type != JSON_OBJECT) {
-        http_error(c->resp, 400, "Unable to parse the given JSON", "a sub-query is not an object");
-        return -1;
-    }
-    /* tags and filters: the member written last wins (Jackson's setters). */
-    for (const json_value_t *m = o->child; m; m = m->next) {
-        if (m->key_len == 4 && !memcmp(m->key, "tags", 4)) {
-            if (m->type == JSON_NULL) continue;
-            if (m->type != JSON_OBJECT) {
-                http_error(c->resp, 400, "Unable to parse the given JSON", "tags must be a map");
-                return -1;
-            }
-            clear_filters(s);
-            for (const json_value_t *t = m->child; t; t = t->next) {
-                if (t->type != JSON_STRING) {
-                    http_error(c->resp, 400, "Unable to parse the given JSON",
-                               "tag values must be strings");
-                    return -1;
-                }
-                char *k = json_arena_strndup(&c->arena, t->key, t->key_len);
-                char *v = json_arena_strndup(&c->arena, t->str, t->len);
-                query_filter_t f;
-                if (query_filter_from_tag(&f, k, v, 1, &eb) < 0) {
-                    http_error(c->resp, 400, eb.msg, NULL);
-                    return -1;
-                }
-                add_filter(s, &f);
-            }
-        } else if (m->key_len == 7 && !memcmp(m->key, "filters", 7)) {
-            if (m->type == JSON_NULL) continue;
-            if (m->type != JSON_ARRAY) {
-                http_error(c->resp, 400, "Unable to parse the given JSON",
-                           "filters must be an array");
-                return -1;
-            }
-            clear_filters(s);
-            for (const json_value_t *fv = m->child; fv; fv = fv->next) {
-                if (fv->type != JSON_OBJECT) {
-                    http_error(c->resp, 400, "Unable to parse the given JSON",
-                               "a filter is not an object");
-                    return -1;
-                }
-                const char *type = jstr(c, fv, "type", &bad), *tagk = jstr(c, fv, "tagk", &bad),
-                           *expr = jstr(c, fv, "filter", &bad);
-                int gb = json_obj_get(fv, "groupBy") ? jbool(fv, "groupBy", &bad)
-                                                     : jbool(fv, "group_by", &bad);
-                if (bad) {
-                    http_error(c->resp, 400, "Unable to parse the given JSON",
-                               "bad field in a filter");
-                    return -1;
-                }
-                if (!tagk || !*tagk) {
-                    http_error(c->resp, 400, "Tagk cannot be null or empty", NULL);
-                    return -1;
-                }
-                if (!expr) {
-                    http_error(c->resp, 400, "Filter cannot be null or empty", NULL);
-                    return -1;
-                }
-                query_filter_t f;
-                if (query_filter_init(&f, type ? type : "", tagk, expr, gb, &eb) < 0) {
-                    http_error(c->resp, 400, eb.msg, NULL);
-                    return -1;
-                }
-                add_filter(s, &f);
-            }
-        }
-    }
-
-    const char *agg = jstr(c, o, "aggregator", &bad);
-    const char *metric = jstr(c, o, "metric", &bad);
-    const char *ds = jstr(c, o, "downsample", &bad);
-    s->rate = jbool(o, "rate", &bad);
-    s->explicit_tags = jbool(o, "explicitTags", &bad);
-    s->rate_opts = (query_rate_t){0, INT64_MAX, 0, 0};
-    const json_value_t *ro = json_obj_get(o, "rateOptions");
-    if (ro && ro->type == JSON_OBJECT) {
-        s->rate_opts.counter = jbool(ro, "counter", &bad);
-        s->rate_opts.drop_resets = jbool(ro, "dropResets", &bad);
-        jlong(ro, "counterMax", INT64_MAX, &s->rate_opts.counter_max, &bad);
-        jlong(ro, "resetValue", 0, &s->rate_opts.reset_value, &bad);
-    } else if (ro && ro->type != JSON_NULL) {
-        bad = 1;
-    }
-    const json_value_t *tv = json_obj_get(o, "tsuids");
-    if (tv && tv->type == JSON_ARRAY) {
-        s->tsuids = xcalloc(tv->n ? tv->n : 1, sizeof *s->tsuids);
-        for (const json_value_t *e = tv->child; e; e = e->next) {
-            if (e->type != JSON_STRING) {
-                bad = 1;
-                break;
-            }
-            char *t = xmalloc(e->len + 1); /* owned by q (query_free) */
-            memcpy(t, e->str, e->len);
-            t[e->len] = '\0';
-            s->tsuids[s->n_tsuids++] = t;
-        }
-    } else if (tv && tv->type != JSON_NULL) {
-        bad = 1;
-    }
-    if (bad) {
-        http_error(c->resp, 400, "Unable to parse the given JSON", "a field has the wrong type");
-        return -1;
-    }
-    /* TSSubQuery.validateAndSetQuery */
-    if (!agg || !*agg) {
-        http_error(c->resp, 400, "Missing the aggregation function", NULL);
-        return -1;
-    }
-    s->agg = query_agg_find(agg);
-    if (!s->agg) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "No such aggregation function: %s", agg);
-        http_error(c->resp, 400, msg, NULL);
-        return -1;
-    }
-    if (s->n_tsuids == 0 && (!metric || !*metric)) {
-        http_error(c->resp, 400, "Missing the metric or tsuids, provide at least one", NULL);
-        return -1;
-    }
-    if (s->n_tsuids == 0) s->metric = xstrdup(metric);
-    if (ds && *ds) {
-        if (query_parse_downsample(ds, &s->ds, &eb) < 0) {
-            http_error(c->resp, 400, eb.msg, NULL);
-            return -1;
-        }
-        s->has_downsample = 1;
-    }
-    return 0;
-}
-
-/* What query_free does for one sub-query. */
-static void free_sub(query_sub_t *s)
-{
-    free(s->metric);
-    for (size_t i = 0; i < s->n_tsuids; i++)
-        free(s->tsuids[i]);
-    free(s->tsuids);
-    clear_filters(s);
-    free(s->filters);
-    memset(s, 0, sizeof *s);
-}
-
+/* The JSON body (query_body.c binds it), then the query string's flags,
+ * which apply to POST too (OpenTSDB sets them after parsing the body). */
 static int parse_post(api_call_t *c, query_t *q)
 {
-    if (!api_has_body(c)) {
-        http_error(c->resp, 400, "Missing message content",
-                   "Supply valid JSON formatted data in the body of your request");
-        return -1;
-    }
-    json_value_t *b = api_body_json(c, JSON_ALLOW_NONFINITE);
-    if (!b) return -1;
-    if (b->type != JSON_OBJECT) {
-        http_error(c->resp, 400, "Unable to parse the given JSON", "the body is not an object");
-        return -1;
-    }
-    int bad = 0;
-    const char *start = jstr(c, b, "start", &bad), *end = jstr(c, b, "end", &bad),
-               *tz = jstr(c, b, "timezone", &bad);
-    q->use_calendar = jbool(b, "useCalendar", &bad);
-    q->ms_resolution = jbool(b, "msResolution", &bad);
-    q->show_tsuids = jbool(b, "showTSUIDs", &bad);
-    q->no_annotations = jbool(b, "noAnnotations", &bad);
-    q->global_annotations = jbool(b, "globalAnnotations", &bad);
-    q->show_query = jbool(b, "showQuery", &bad);
-    q->show_stats = jbool(b, "showStats", &bad);
-    q->show_summary = jbool(b, "showSummary", &bad);
-    q->delete_data = jbool(b, "delete", &bad);
-    const json_value_t *qs = json_obj_get(b, "queries");
-    if (qs && qs->type != JSON_ARRAY && qs->type != JSON_NULL) bad = 1;
-    if (bad) {
-        http_error(c->resp, 400, "Unable to parse the given JSON", "a field has the wrong type");
-        return -1;
-    }
-    /* The ms flag of the query string applies to POST too (OpenTSDB sets it
-     * after parsing the body). */
+    query_body_err_t err;
+    if (query_body_parse((const char *)c->req->body, c->req->body ? c->req->body_len : 0, wall_ms(),
+                         q, &err))
+        return body_error(c, &err);
     if (api_flag(c, "ms")) q->ms_resolution = 1;
     if (api_flag(c, "show_tsuids")) q->show_tsuids = 1;
     if (api_flag(c, "no_annotations")) q->no_annotations = 1;
@@ -409,40 +138,7 @@ static int parse_post(api_call_t *c, query_t *q)
     if (api_flag(c, "show_query")) q->show_query = 1;
     if (api_flag(c, "show_stats")) q->show_stats = 1;
     if (api_flag(c, "show_summary")) q->show_summary = 1;
-    if (tz && *tz) q->timezone = xstrdup(tz);
-    if (set_times(c, q, start, end)) return -1;
-    if (!qs || qs->type != JSON_ARRAY || qs->n == 0) {
-        http_error(c->resp, 400, "Missing queries", NULL);
-        return -1;
-    }
-    q->subs = xcalloc(qs->n, sizeof *q->subs);
-    for (const json_value_t *e = qs->child; e; e = e->next) {
-        query_sub_t *s = &q->subs[q->n_subs];
-        memset(s, 0, sizeof *s);
-        s->index = (int)q->n_subs;
-        q->n_subs++; /* owned by q from here, so query_free releases a half-built one */
-        if (parse_post_sub(c, e, s)) return -1;
-    }
-    /* Duplicate sub-queries are dropped (HttpJsonSerializer's LinkedHashSet);
-     * indexes follow the remaining order. */
-    size_t k = 0;
-    for (size_t i = 0; i < q->n_subs; i++) {
-        int dup = 0;
-        for (size_t j = 0; j < k && !dup; j++)
-            dup = query_sub_equal(&q->subs[j], &q->subs[i]);
-        if (dup) {
-            free_sub(&q->subs[i]);
-            continue;
-        }
-        if (k != i) q->subs[k] = q->subs[i];
-        q->subs[k].index = (int)k;
-        k++;
-    }
-    q->n_subs = k;
-    if (q->use_calendar)
-        for (size_t i = 0; i < q->n_subs; i++)
-            if (q->subs[i].has_downsample) q->subs[i].ds.calendar = 1;
-    return check_timezone(c, q);
+    return 0;
 }
 
 /* ---- response ----------------------------------------------------------- */
