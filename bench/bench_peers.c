@@ -399,7 +399,7 @@ static long long octsdb_query_count(int port, char metric_names[][64], size_t me
                               metric_names[m]);
     char *body;
     int st = http_req(port, "GET", target, NULL, &body);
-    long long v = st == 200 ? (long long)(sum_after(body, "\"dps\":{", 0) + 0.5) : -1;
+    long long v = st == 200 && body ? (long long)(sum_after(body, "\"dps\":{", 0) + 0.5) : -1;
     if (st != 200 && body) fprintf(stderr, "octsdb count query: %d %.300s\n", st, body);
     free(body);
     return v;
@@ -422,7 +422,7 @@ static long long influx_count(int port)
 {
     char *body;
     int st = http_req(port, "GET", "/query?db=bench&q=SELECT+count(value)+FROM+/.*/", NULL, &body);
-    long long v = st == 200 ? (long long)(sum_after(body, "\"values\":[[", 1) + 0.5) : -1;
+    long long v = st == 200 && body ? (long long)(sum_after(body, "\"values\":[[", 1) + 0.5) : -1;
     free(body);
     return v;
 }
@@ -871,7 +871,7 @@ static void row(FILE *f, const char *name, const result_t *r, size_t off, int de
 {
     double v[N_SYS];
     for (int s = 0; s < N_SYS; s++)
-        v[s] = *(const double *)((const char *)&r[s] + off);
+        memcpy(&v[s], (const char *)&r[s] + off, sizeof v[s]);
     fprintf(f, "| %s | ", name);
     for (int s = 0; s < N_SYS; s++) {
         if (!r[s].ran && s) continue;

@@ -157,7 +157,7 @@ int auth_load(const char *path, auth_t **out, oct_errbuf_t *eb)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        int e = errno;
+        int e = errno ? errno : EIO; /* never 0: a failure must not read as success */
         return oct_err(eb, -e, "cannot read credentials file '%s': %s", path, strerror(e));
     }
     oct_strbuf_t sb = OCT_STRBUF_INIT;
@@ -365,7 +365,8 @@ const auth_t *auth_for(const tsd_ctx_t *tsd)
                 oct_log_error("auth", "%s: refusing every client", eb.msg);
                 a = NULL;
             } else {
-                oct_log_info("auth", "authentication on: %zu credentials from %s", a->n, path);
+                oct_log_info("auth", "authentication on: %zu credentials from %s",
+                             a ? a->n : (size_t)0, path);
             }
             auth_global = a ? a : xcalloc(1, sizeof *auth_global);
             st = 2;

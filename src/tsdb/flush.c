@@ -100,7 +100,6 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
                 next = seq;
         }
         next++; /* 0 when the row holds no block */
-        rc = 0;
     }
     if (!j->final && next <= 65535) {
         /* an extra block with the next seq */

@@ -208,7 +208,8 @@ static int seg_create(tsdb_wal_t *w, uint64_t seg)
 
 static void hdr_make(uint8_t out[WAL_HDR], uint64_t seg)
 {
-    memcpy(out, WAL_MAGIC, 8);
+    /* 8 magic bytes, not a C string */
+    memcpy(out, WAL_MAGIC, 8); // NOLINT(bugprone-not-null-terminated-result)
     oct_put_be64(out + 8, seg);
 }
 

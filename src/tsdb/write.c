@@ -173,6 +173,8 @@ static inline const uint32_t *tkey_lens(const tw_tkey_t *k)
  * (relaxed atomics): any value is only a guess, the match is always exact. */
 static inline _Atomic uint8_t *tkey_hint(const tw_tkey_t *k)
 {
+    /* the hints are written racily on purpose: const is dropped */
+    // NOLINTNEXTLINE(performance-no-int-to-ptr)
     return (_Atomic uint8_t *)(void *)((char *)(uintptr_t)(k + 1) +
                                        2 * (size_t)k->n_tags * sizeof(uint32_t));
 }
@@ -314,11 +316,13 @@ static inline tw_series_t *slot_make(tw_series_t *s, uint64_t h)
 {
     uintptr_t v = (uintptr_t)s;
     if (TW_TAGGED && !(v >> 48)) v |= slot_tag(h) << 48;
-    return (tw_series_t *)v;
+    /* a tagged pointer: the hash tag rides in the top 16 bits */
+    return (tw_series_t *)v; // NOLINT(performance-no-int-to-ptr)
 }
 
 static inline tw_series_t *slot_ptr(const tw_series_t *v)
 {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): untags a tagged pointer
     return (tw_series_t *)(TW_TAGGED ? (uintptr_t)v & TW_PTR_MASK : (uintptr_t)v);
 }
 

@@ -161,6 +161,7 @@ static int uid_read_forward(uid_registry_t *r, uid_kind_state_t *s, oct_slice_t 
                             oct_errbuf_t *eb)
 {
     store_result_t res = STORE_RESULT_INIT;
+    *id = 0;
     int rc = store_get_cell(r->st, STORE_TABLE_UID, s->qual, name, UID_FAM_ID, s->qual, &res, eb);
     if (rc == 1) {
         oct_slice_t v = res.cells[0].value;
