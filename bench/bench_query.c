@@ -10,7 +10,7 @@
  *                  it does not send noAnnotations); off by default
  *   --keep DIR     write the data set into DIR and leave it there
  *   --reuse DIR    query a data set left by --keep (same series counts), no load
- *   --only N       run only query N (1, 2 or 3), e.g. under a profiler
+ *   --only N       run only query N (1 to 5), e.g. under a profiler
  *
  * Data set: bench/common/datagen.h fleet (seed 42): metric bench.day with
  * host=h<i> dc=dc<i%10> for day-series series over 24 h from
@@ -24,6 +24,9 @@
  *   one series, a day, raw           sum:bench.day{host=h00000}
  *   sum 1m-avg, day-series, a day    sum:1m-avg:bench.day
  *   sum rate, hour-series, an hour   sum:rate:bench.hour
+ *   group-by, day-series, an hour    sum:1m-avg:bench.day{host=*} over the
+ *                                    day's last hour (one group per host)
+ *   the same group-by with annotations looked up (as Grafana asks)
  * For each: median and p99 (nearest rank) latency over the repeats, raw
  * points read per run, points scanned per second at the median, and the
  * median CPU time of the process (all threads) per run, and an FNV-1a
@@ -242,6 +245,12 @@ int main(int argc, char **argv)
     if (!only || only == 3)
         bench(db, "sum rate, hour-series, hour", "sum:rate:bench.hour", hour0, day_end, repeats,
               annotations);
+    if (!only || only == 4)
+        bench(db, "group-by host=*, day-series, hour", "sum:1m-avg:bench.day{host=*}", hour0,
+              day_end, repeats, annotations);
+    if (!only || only == 5)
+        bench(db, "group-by, annotations on", "sum:1m-avg:bench.day{host=*}", hour0, day_end,
+              repeats, 1);
 
     tsdb_close(db);
     oct_config_free(cfg);

@@ -382,6 +382,50 @@ static uint64_t int_choose(const src_t *s, unsigned *order, uint64_t *base)
     return best;
 }
 
+/* Refill from a big-endian 64-bit load: ORs the next bytes below the
+ * loaded bits and counts the whole bytes that fit. Bits of a byte only
+ * partly counted are ORed again, identically, by the next refill. */
+static inline void fr_refill(bitr_t *r)
+{
+    if (r->nacc > 56) return;
+    if (r->end - r->p >= 8) {
+        r->acc |= oct_get_be64(r->p) >> r->nacc;
+        unsigned take = (64 - r->nacc) >> 3;
+        r->p += take;
+        r->nacc += take * 8;
+    } else {
+        bitr_refill(r);
+    }
+}
+
+/* As bitr_get32 (n <= 32). */
+static inline uint64_t fr_get32(bitr_t *r, unsigned n)
+{
+    if (n == 0) return 0;
+    if (r->nacc < n) {
+        fr_refill(r);
+        if (r->nacc < n) {
+            r->err = 1;
+            r->nacc = 0;
+            r->acc = 0;
+            return 0;
+        }
+    }
+    uint64_t v = r->acc >> (64 - n);
+    r->acc <<= n; /* n <= 32 */
+    r->nacc -= n;
+    return v;
+}
+
+static inline uint64_t fr_get(bitr_t *r, unsigned n)
+{
+    if (n > 32) {
+        uint64_t hi = fr_get32(r, n - 32);
+        return hi << 32 | fr_get32(r, 32);
+    }
+    return fr_get32(r, n);
+}
+
 /* Reads sequence element j (j counts from the first packed element, the
  * sequence has d->len elements). */
 static inline int ints_next(codec_block_ints_t *d, size_t j, uint64_t *x)
@@ -390,38 +434,38 @@ static inline int ints_next(codec_block_ints_t *d, size_t j, uint64_t *x)
     unsigned slot = (unsigned)(j % FRAME);
     uint64_t z;
     if (slot == 0) {
-        if (bitr_bit(r)) { /* else: same width and form as the last frame */
-            d->esc = (uint8_t)bitr_bit(r);
-            d->width = (unsigned)bitr_get32(r, 7);
+        if (fr_get32(r, 1)) { /* else: same width and form as the last frame */
+            d->esc = (uint8_t)fr_get32(r, 1);
+            d->width = (unsigned)fr_get32(r, 7);
             if (d->width > 64) {
                 if (d->esc) return -1;
                 d->esc = FORM_FLAGGED;
                 d->width -= 64;
             }
         }
-        if (d->esc == FORM_ESCAPE && d->width == 0) d->next = (uint8_t)bitr_get32(r, 6);
+        if (d->esc == FORM_ESCAPE && d->width == 0) d->next = (uint8_t)fr_get32(r, 6);
     }
     if (d->esc == FORM_FLAGGED) {
-        z = bitr_bit(r) ? bitr_get(r, d->width) + 1 : 0;
+        z = fr_get32(r, 1) ? fr_get(r, d->width) + 1 : 0;
     } else if (d->esc && d->width == 0) {
         size_t cnt = d->len - (j - slot) < FRAME ? d->len - (j - slot) : FRAME;
         /* slot numbers must increase and stay inside the frame */
         if (d->next != 63 && (d->next < slot || d->next >= cnt)) return -1;
         if (d->next == slot) {
-            unsigned bl = (unsigned)bitr_get32(r, 7);
+            unsigned bl = (unsigned)fr_get32(r, 7);
             if (bl == 0 || bl > 64) return -1;
-            z = bitr_get(r, bl);
-            d->next = (uint8_t)bitr_get32(r, 6);
+            z = fr_get(r, bl);
+            d->next = (uint8_t)fr_get32(r, 6);
             if (d->next != 63 && d->next <= slot) return -1;
         } else {
             z = 0;
         }
     } else {
-        z = bitr_get(r, d->width);
+        z = fr_get(r, d->width);
         if (d->esc && z == (d->width == 64 ? UINT64_MAX : (UINT64_C(1) << d->width) - 1)) {
-            unsigned bl = (unsigned)bitr_get32(r, 7);
+            unsigned bl = (unsigned)fr_get32(r, 7);
             if (bl > 64) return -1;
-            z = bitr_get(r, bl);
+            z = fr_get(r, bl);
         }
     }
     *x = (uint64_t)zz_dec(z) + d->base;
@@ -858,48 +902,30 @@ int codec_block_count(const uint8_t *in, size_t len)
  * scratch and are turned into timestamps/values in place. Every check of the
  * iterator is made here too: both return OCT_ECORRUPT on the same blocks. */
 
-/* Refill from a big-endian 64-bit load: ORs the next bytes below the
- * loaded bits and counts the whole bytes that fit. Bits of a byte only
- * partly counted are ORed again, identically, by the next refill. */
-static inline void fr_refill(bitr_t *r)
+/* The rest of a plain frame of width w (1..56), cnt > 0 slots, when all of
+ * its bits and 8 bytes past the last slot's first byte are in the section:
+ * each slot comes from its own unaligned 64-bit load, with no dependency
+ * from slot to slot (the reader's state is set once, after the frame).
+ * Returns 0 (nothing read: the caller takes the bit-by-bit loop) or 1. */
+static inline int plain_fast(bitr_t *r, unsigned w, uint64_t *dst, size_t stride, size_t cnt,
+                             uint64_t base)
 {
-    if (r->nacc > 56) return;
-    if (r->end - r->p >= 8) {
-        r->acc |= oct_get_be64(r->p) >> r->nacc;
-        unsigned take = (64 - r->nacc) >> 3;
-        r->p += take;
-        r->nacc += take * 8;
-    } else {
-        bitr_refill(r);
+    /* bit positions count from 8 bytes before r->p, so the nacc bits
+     * already loaded (they came from the bytes just before r->p) are >= 0 */
+    size_t off = 64 - r->nacc, last = off + (cnt - 1) * w;
+    if ((ptrdiff_t)(last >> 3) > r->end - r->p) return 0; /* load at (last >> 3) - 8 + 8 */
+    const uint8_t *p = r->p;
+    for (size_t k = 0; k < cnt; k++) {
+        size_t b = off + k * w;
+        uint64_t z = (oct_get_be64(p + (ptrdiff_t)(b >> 3) - 8) << (b & 7)) >> (64 - w);
+        dst[k * stride] = (uint64_t)zz_dec(z) + base;
     }
-}
-
-/* As bitr_get32 (n <= 32). */
-static inline uint64_t fr_get32(bitr_t *r, unsigned n)
-{
-    if (n == 0) return 0;
-    if (r->nacc < n) {
-        fr_refill(r);
-        if (r->nacc < n) {
-            r->err = 1;
-            r->nacc = 0;
-            r->acc = 0;
-            return 0;
-        }
-    }
-    uint64_t v = r->acc >> (64 - n);
-    r->acc <<= n; /* n <= 32 */
-    r->nacc -= n;
-    return v;
-}
-
-static inline uint64_t fr_get(bitr_t *r, unsigned n)
-{
-    if (n > 32) {
-        uint64_t hi = fr_get32(r, n - 32);
-        return hi << 32 | fr_get32(r, 32);
-    }
-    return fr_get32(r, n);
+    size_t end_bits = off + cnt * w;
+    r->p = p + (ptrdiff_t)(end_bits >> 3) - 8;
+    r->acc = 0;
+    r->nacc = 0;
+    if (end_bits & 7) (void)fr_get32(r, (unsigned)(end_bits & 7));
+    return 1;
 }
 
 /* Decodes elements [0, cnt) of an integer sequence into dst[k * stride].
@@ -918,11 +944,13 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
         if (d->esc == FORM_PLAIN) {
             unsigned w = d->width;
             uint64_t base = d->base;
-            bitr_t *r = &d->r;
+            bitr_t lr = d->r, *r = &lr; /* a local: dst cannot alias it */
             if (w == 0) {
                 uint64_t v = (uint64_t)zz_dec(0) + base;
                 for (; j < fend; j++)
                     dst[j * stride] = v;
+            } else if (w <= 56 && plain_fast(r, w, dst + j * stride, stride, fend - j, base)) {
+                j = fend;
             } else if (w <= 32) {
                 for (; j < fend; j++)
                     dst[j * stride] = (uint64_t)zz_dec(fr_get32(r, w)) + base;
@@ -930,20 +958,22 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
                 for (; j < fend; j++)
                     dst[j * stride] = (uint64_t)zz_dec(fr_get(r, w)) + base;
             }
+            d->r = lr;
             if (r->err) return -1;
         } else if (d->esc == FORM_FLAGGED) {
             unsigned w = d->width;
             uint64_t base = d->base;
-            bitr_t *r = &d->r;
+            bitr_t lr = d->r, *r = &lr; /* a local: dst cannot alias it */
             for (; j < fend; j++) {
                 uint64_t z = fr_get32(r, 1) ? fr_get(r, w) + 1 : 0;
                 dst[j * stride] = (uint64_t)zz_dec(z) + base;
             }
+            d->r = lr;
             if (r->err) return -1;
         } else if (d->width > 0) { /* escapes */
             unsigned w = d->width;
             uint64_t base = d->base, ones = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
-            bitr_t *r = &d->r;
+            bitr_t lr = d->r, *r = &lr; /* a local: dst cannot alias it */
             for (; j < fend; j++) {
                 uint64_t z = fr_get(r, w);
                 if (z == ones) {
@@ -953,12 +983,35 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
                 }
                 dst[j * stride] = (uint64_t)zz_dec(z) + base;
             }
+            d->r = lr;
             if (r->err) return -1;
         } else {
-            for (; j < fend; j++) {
-                if (ints_next(d, j, &x)) return -1;
-                dst[j * stride] = x;
+            /* Sparse: every slot is base but the patched ones, which form a
+             * chain of increasing slots. The checks are ints_next's: a chain
+             * link is checked against the frame when a later slot of the
+             * frame is visited, so one left dangling by the last slot is not
+             * an error. */
+            size_t fs = j - 1, cntf = d->len - fs < FRAME ? d->len - fs : FRAME;
+            uint64_t base = d->base;
+            bitr_t lr = d->r, *r = &lr; /* a local: dst cannot alias it */
+            for (size_t k = j; k < fend; k++)
+                dst[k * stride] = base;
+            size_t cur = 1;
+            while (cur < cntf && d->next != 63) {
+                size_t t = d->next;
+                if (t >= cntf) return -1;
+                unsigned bl = (unsigned)fr_get32(r, 7);
+                if (bl == 0 || bl > 64) return -1;
+                uint64_t z = fr_get(r, bl);
+                if (fs + t < fend) dst[(fs + t) * stride] = (uint64_t)zz_dec(z) + base;
+                unsigned nn = (unsigned)fr_get32(r, 6);
+                if (nn != 63 && nn <= t) return -1;
+                d->next = (uint8_t)nn;
+                cur = t + 1;
             }
+            d->r = lr;
+            if (r->err) return -1;
+            j = fend;
         }
     }
     return 0;
@@ -968,35 +1021,53 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
 #define PT_STRIDE (sizeof(codec_point_t) / sizeof(uint64_t))
 _Static_assert(sizeof(codec_point_t) % sizeof(uint64_t) == 0, "point stride");
 
-static int decode_ts(codec_block_iter_t *it, codec_point_t *out, uint32_t n)
+/* decode_ts and decode_vals write element i at ts[i * ts_st], val[i * v_st]
+ * and (when isf is not NULL) isf[i * f_st]: points (codec_block_decode) and
+ * columns (codec_block_decode_cols) share them, inlined with constant
+ * strides into each. */
+#define DEC_INLINE static inline __attribute__((always_inline))
+
+DEC_INLINE int decode_ts(codec_block_iter_t *it, int64_t *out, size_t st, uint32_t n)
 {
     int64_t prev = it->ts0;
-    out[0].ts_ms = prev;
+    out[0] = prev;
     if (n < 2) return 0;
     uint64_t unit = it->unit;
     if (it->ts_mode == CODEC_BLOCK_TS_GRID) {
-        uint64_t *dst = (uint64_t *)(void *)&out[1].ts_ms;
-        if (ints_bulk(&it->tsi, n - 1, dst, PT_STRIDE)) return -1;
-        uint64_t level = 0;
-        for (uint32_t i = 1; i < n; i++) {
-            uint64_t x = (uint64_t)out[i].ts_ms;
-            level = it->ts_order ? level + x : x;
-            int64_t ts = (int64_t)((uint64_t)it->ts0 + (level + i * it->delta) * unit);
-            if (ts <= prev) return -1;
-            out[i].ts_ms = prev = ts;
+        uint64_t *dst = (uint64_t *)(void *)&out[st];
+        if (ints_bulk(&it->tsi, n - 1, dst, st)) return -1;
+        /* in locals: the stores to out[] could alias *it for the compiler.
+         * ts[i] = t0 + (level[i] + i * step) * unit, modulo 2^64, taken a
+         * step at a time (the same sums); the order check is folded into a
+         * flag, so no branch sits in the chain from one point to the next. */
+        uint64_t su = it->delta * unit, t = (uint64_t)it->ts0;
+        unsigned bad = 0;
+        if (it->ts_order) {
+            for (uint32_t i = 1; i < n; i++) {
+                t += (uint64_t)out[i * st] * unit + su; /* level += residual delta */
+                bad |= (int64_t)t <= prev;
+                out[i * st] = prev = (int64_t)t;
+            }
+        } else {
+            for (uint32_t i = 1; i < n; i++) {
+                t += su; /* t0 + i * step * unit */
+                int64_t ts = (int64_t)(t + (uint64_t)out[i * st] * unit);
+                bad |= ts <= prev;
+                out[i * st] = prev = ts;
+            }
         }
-        return 0;
+        return bad ? -1 : 0;
     }
     uint64_t delta = it->delta;
     int64_t ts = (int64_t)((uint64_t)prev + delta * unit);
     if (ts <= prev) return -1;
-    out[1].ts_ms = prev = ts;
+    out[st] = prev = ts;
     if (it->ts_mode == CODEC_BLOCK_TS_REGULAR) {
         uint64_t step = delta * unit;
         for (uint32_t i = 2; i < n; i++) {
             ts = (int64_t)((uint64_t)prev + step);
             if (ts <= prev) return -1;
-            out[i].ts_ms = prev = ts;
+            out[i * st] = prev = ts;
         }
         return 0;
     }
@@ -1010,7 +1081,7 @@ static int decode_ts(codec_block_iter_t *it, codec_point_t *out, uint32_t n)
         delta += (uint64_t)zz_dec(z);
         ts = (int64_t)((uint64_t)prev + delta * unit);
         if (ts <= prev) return -1;
-        out[i].ts_ms = prev = ts;
+        out[i * st] = prev = ts;
     }
     return 0;
 }
@@ -1020,39 +1091,75 @@ static inline int pt_is_float(const codec_block_iter_t *it, uint32_t i)
     return it->types == 1 || (it->types == 2 && (it->bitmap[i / 8] & (0x80u >> (i % 8))));
 }
 
-static int decode_vals(codec_block_iter_t *it, codec_point_t *out, uint32_t n)
+DEC_INLINE int decode_vals(codec_block_iter_t *it, uint64_t *out, size_t st, uint8_t *isf,
+                           size_t fst, uint32_t n)
 {
     if (it->enc == CODEC_BLOCK_ENC_INT) {
         uint32_t o = it->order;
         if (n > o) {
-            uint64_t *dst = (uint64_t *)(void *)&out[o].val.i;
-            if (ints_bulk(&it->vali, n - o, dst, PT_STRIDE)) return -1;
+            if (ints_bulk(&it->vali, n - o, &out[o * st], st)) return -1;
         }
         uint64_t m = it->m;
         unsigned e = it->dec_exp;
         double scale = pow10_d[e];
         int64_t q = (int64_t)pow10_u[e];
         if (it->types == 1) {
-            for (uint32_t i = 0; i < n; i++) {
-                if (!o || i) m = o ? m + (uint64_t)out[i].val.i : (uint64_t)out[i].val.i;
-                out[i].val.f = (double)(int64_t)m / scale;
-                out[i].is_float = 1;
+            /* The levels first, then the divisions two at a time: a
+             * division is the slow step, and the lanes of a vector division
+             * round each quotient exactly as a scalar one. */
+            if (o) {
+                out[0] = m;
+                for (uint32_t i = 1; i < n; i++) {
+                    m += out[i * st];
+                    out[i * st] = m;
+                }
+            }
+            typedef double v2d __attribute__((vector_size(16)));
+            const v2d sc = {scale, scale};
+            uint32_t i = 0;
+            for (; i + 1 < n; i += 2) {
+                v2d d = {(double)(int64_t)out[i * st], (double)(int64_t)out[(i + 1) * st]};
+                d /= sc;
+                out[i * st] = dbits(d[0]);
+                out[(i + 1) * st] = dbits(d[1]);
+                if (isf) {
+                    isf[i * fst] = 1;
+                    isf[(i + 1) * fst] = 1;
+                }
+            }
+            if (i < n) {
+                out[i * st] = dbits((double)(int64_t)out[i * st] / scale);
+                if (isf) isf[i * fst] = 1;
             }
             return 0;
         }
+        if (it->types == 0 && !e) {
+            /* all integers (e = 0): the levels are the values */
+            if (o) {
+                out[0] = m;
+                for (uint32_t i = 1; i < n; i++) {
+                    m += out[i * st];
+                    out[i * st] = m;
+                }
+            }
+            if (isf)
+                for (uint32_t i = 0; i < n; i++)
+                    isf[i * fst] = 0;
+            return 0;
+        }
         for (uint32_t i = 0; i < n; i++) {
-            if (!o || i) m = o ? m + (uint64_t)out[i].val.i : (uint64_t)out[i].val.i;
+            if (!o || i) m = o ? m + out[i * st] : out[i * st];
             if (pt_is_float(it, i)) {
-                out[i].val.f = (double)(int64_t)m / scale;
-                out[i].is_float = 1;
+                out[i * st] = dbits((double)(int64_t)m / scale);
+                if (isf) isf[i * fst] = 1;
             } else {
                 int64_t sm = (int64_t)m;
                 if (e) {
                     if (sm % q) return -1;
                     sm /= q;
                 }
-                out[i].val.i = sm;
-                out[i].is_float = 0;
+                out[i * st] = (uint64_t)sm;
+                if (isf) isf[i * fst] = 0;
             }
         }
         return 0;
@@ -1074,14 +1181,17 @@ static int decode_vals(codec_block_iter_t *it, codec_point_t *out, uint32_t n)
             raw ^= fr_get(r, wlen) << (64 - lead - wlen);
         }
         if (r->err) return -1;
-        int f = pt_is_float(it, i);
-        if (f)
-            out[i].val.f = bitsd(raw);
-        else
-            out[i].val.i = (int64_t)raw;
-        out[i].is_float = (uint8_t)f;
+        /* a double's bits and an int64's are the same 8 bytes */
+        out[i * st] = raw;
+        if (isf) isf[i * fst] = (uint8_t)pt_is_float(it, i);
     }
     return 0;
+}
+
+static int block_end_clean(const codec_block_iter_t *it)
+{
+    return bitr_at_clean_end(&it->tsr) && bitr_at_clean_end(&it->tsi.r) &&
+           bitr_at_clean_end(&it->vali.r);
 }
 
 int codec_block_decode(const uint8_t *in, size_t len, codec_point_t *out, size_t cap)
@@ -1091,12 +1201,29 @@ int codec_block_decode(const uint8_t *in, size_t len, codec_point_t *out, size_t
     if (n < 0) return n;
     if ((size_t)n > cap) return OCT_ENOSPC;
     if (n > 0) {
-        if (decode_ts(&it, out, (uint32_t)n) || decode_vals(&it, out, (uint32_t)n))
+        if (decode_ts(&it, &out[0].ts_ms, PT_STRIDE, (uint32_t)n) ||
+            decode_vals(&it, (uint64_t *)(void *)&out[0].val, PT_STRIDE, &out[0].is_float,
+                        sizeof(codec_point_t), (uint32_t)n))
             return OCT_ECORRUPT;
     }
-    if (!bitr_at_clean_end(&it.tsr) || !bitr_at_clean_end(&it.tsi.r) ||
-        !bitr_at_clean_end(&it.vali.r))
-        return OCT_ECORRUPT;
+    if (!block_end_clean(&it)) return OCT_ECORRUPT;
+    return n;
+}
+
+int codec_block_decode_cols(const uint8_t *in, size_t len, int64_t *ts, uint64_t *val,
+                            uint8_t *is_float, size_t cap, int *types)
+{
+    codec_block_iter_t it;
+    int n = codec_block_iter_init(&it, in, len);
+    if (n < 0) return n;
+    if ((size_t)n > cap) return OCT_ENOSPC;
+    *types = n > 0 ? it.types : 0;
+    if (n > 0) {
+        if (decode_ts(&it, ts, 1, (uint32_t)n) ||
+            decode_vals(&it, val, 1, it.types == 2 ? is_float : NULL, 1, (uint32_t)n))
+            return OCT_ECORRUPT;
+    }
+    if (!block_end_clean(&it)) return OCT_ECORRUPT;
     return n;
 }
 

@@ -76,6 +76,14 @@ int codec_block_count(const uint8_t *in, size_t len);
  * outside in[0..len). */
 int codec_block_decode(const uint8_t *in, size_t len, codec_point_t *out, size_t cap);
 
+/* As codec_block_decode (same checks, same results) into columns: ts[i],
+ * val[i] = point i's 8 value bytes (an int64 or a double's bits), and
+ * *types = 0 (every value an integer), 1 (every value a double) or 2 (mixed:
+ * is_float[i] says which; is_float is written only then). The three arrays
+ * hold cap elements. */
+int codec_block_decode_cols(const uint8_t *in, size_t len, int64_t *ts, uint64_t *val,
+                            uint8_t *is_float, size_t cap, int *types);
+
 /* State of one bit-packed integer sequence inside the iterator. */
 typedef struct {
     bitr_t r;       /* its section */

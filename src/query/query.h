@@ -200,4 +200,11 @@ size_t query_rate(const query_rate_t *r, query_dp_t *pts, size_t n);
 long query_aggregate(const query_agg_t *a, int rate, const query_dp_t *const *series,
                      const size_t *lens, size_t n_series, query_dp_t **out);
 
+/* As query_aggregate, but only the output points with t_from <= ts < t_to:
+ * ranges that tile the time line give query_aggregate's output in pieces,
+ * so pieces can be computed at once in several threads. */
+long query_aggregate_range(const query_agg_t *a, int rate, const query_dp_t *const *series,
+                           const size_t *lens, size_t n_series, int64_t t_from, int64_t t_to,
+                           query_dp_t **out);
+
 #endif

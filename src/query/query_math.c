@@ -578,6 +578,27 @@ static query_dp_t lerp(const query_dp_t *a, const query_dp_t *b, int64_t x)
 long query_aggregate(const query_agg_t *a, int rate, const query_dp_t *const *series,
                      const size_t *lens, size_t n_series, query_dp_t **out)
 {
+    return query_aggregate_range(a, rate, series, lens, n_series, INT64_MIN, INT64_MAX, out);
+}
+
+/* The first index of s[0..n) with ts >= t (n if none). */
+static size_t lower_bound_ts(const query_dp_t *s, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].ts_ms < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+long query_aggregate_range(const query_agg_t *a, int rate, const query_dp_t *const *series,
+                           const size_t *lens, size_t n_series, int64_t t_from, int64_t t_to,
+                           query_dp_t **out)
+{
     *out = NULL;
     if (n_series > UINT32_MAX) return OCT_EINVAL;
     if (query__agg_is_none(a)) {
@@ -632,10 +653,26 @@ long query_aggregate(const query_agg_t *a, int rate, const query_dp_t *const *se
     mg.n_free = (uint32_t)n_series;
 
     size_t n_active = 0;
-    for (size_t s = 0; s < n_series; s++)
-        if (lens[s] > 0) merge_add(&mg, (uint32_t)s, series[s][0].ts_ms);
+    for (size_t s = 0; s < n_series; s++) {
+        if (lens[s] == 0) continue;
+        if (t_from == INT64_MIN || series[s][0].ts_ms >= t_from) {
+            merge_add(&mg, (uint32_t)s, series[s][0].ts_ms);
+            continue;
+        }
+        /* The state the merge has when it reaches t_from: the points before
+         * it consumed; a series that ended before it is no longer active,
+         * one that started before it is active with its latest point. */
+        size_t k = lower_bound_ts(series[s], lens[s], t_from);
+        if (k == lens[s]) continue;
+        pos[s] = k;
+        cur[s] = series[s][k - 1];
+        curv[s] = cur[s].v.f;
+        n_curv += !cur[s].is_int && !cur[s].is_null;
+        active[n_active++] = (uint32_t)s; /* in series order */
+        merge_add(&mg, (uint32_t)s, series[s][k].ts_ms);
+    }
 
-    while (mg.hn > 0) {
+    while (mg.hn > 0 && mg.g[mg.heap[0]].ts < t_to) {
         int64_t x = mg.g[mg.heap[0]].ts;
         size_t n_fresh = 0, n_ended = 0, n_hit = 0;
         /* Consume every point at x (a series with a repeated timestamp joins

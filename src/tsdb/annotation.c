@@ -322,6 +322,59 @@ static int ann_hit_cmp(const void *a, const void *b)
     return (x->ms > y->ms) - (x->ms < y->ms);
 }
 
+/* Appends to *hits the notes among cells[0..n) (whole rows of the data
+ * table) whose startTime is in [start_ms, end_ms]; JSON that does not parse
+ * or lacks a startTime is skipped (fsck's business, not a query's). */
+static void ann_hits(const store_cell_t *cells, size_t n, int64_t start_ms, int64_t end_ms,
+                     json_arena_t *arena, ann_hit_t **hits, size_t *nh, size_t *hcap)
+{
+    for (size_t c = 0; c < n; c++) {
+        const store_cell_t *cell = &cells[c];
+        if (cell->qualifier.len < 1 ||
+            codec_qual_classify(cell->qualifier.ptr, cell->qualifier.len) != CODEC_QUAL_ANNOTATION)
+            continue;
+        json_value_t *v;
+        oct_errbuf_t jeb;
+        if (json_parse(arena, (const char *)cell->value.ptr, cell->value.len, JSON_ALLOW_NONFINITE,
+                       &v, &jeb))
+            continue;
+        json_value_t *s = json_obj_get(v, "startTime");
+        int64_t st;
+        if (!s || s->type != JSON_NUMBER || json_number_i64(s, &st) || st < 1) continue;
+        int64_t ms = ann_norm_ms(st);
+        if (ms < start_ms || ms > end_ms) continue;
+        if (*nh == *hcap) {
+            *hcap = *hcap ? 2 * *hcap : 64;
+            *hits = xrealloc(*hits, *hcap * sizeof **hits);
+        }
+        (*hits)[(*nh)++] = (ann_hit_t){ms, (const char *)cell->value.ptr, cell->value.len};
+    }
+}
+
+int tsdb_annotation_scan_cells(const store_cell_t *cells, size_t n, int64_t start_ms,
+                               int64_t end_ms, tsdb_annotation_fn cb, void *ctx)
+{
+    size_t nh = 0, hcap = 0, c = 0;
+    /* the common case, no note at all: no arena, no allocation */
+    while (c < n && (cells[c].qualifier.len < 1 ||
+                     codec_qual_classify(cells[c].qualifier.ptr, cells[c].qualifier.len) !=
+                         CODEC_QUAL_ANNOTATION))
+        c++;
+    if (c == n) return 0;
+    ann_hit_t *hits = NULL;
+    json_arena_t arena = JSON_ARENA_INIT;
+    ann_hits(cells + c, n - c, start_ms, end_ms, &arena, &hits, &nh, &hcap);
+    /* a note's row is its startTime's hour: sorting all of them gives the
+     * order tsdb_annotation_scan gives */
+    if (nh > 1) qsort(hits, nh, sizeof *hits, ann_hit_cmp);
+    int rc = 0;
+    for (size_t h = 0; h < nh && rc == 0; h++)
+        rc = cb(ctx, hits[h].json, hits[h].len);
+    free(hits);
+    json_arena_free(&arena);
+    return rc;
+}
+
 /* Rows fetched per multi-get: bounds memory on a wide range. */
 #define ANN_ROWS_PER_GET 256
 
@@ -391,28 +444,7 @@ int tsdb_annotation_scan(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
         rc = 0;
         size_t nh = 0;
         json_arena_reset(&arena);
-        for (size_t c = 0; c < res.n; c++) {
-            const store_cell_t *cell = &res.cells[c];
-            if (cell->qualifier.len < 1 ||
-                codec_qual_classify(cell->qualifier.ptr, cell->qualifier.len) !=
-                    CODEC_QUAL_ANNOTATION)
-                continue;
-            json_value_t *v;
-            oct_errbuf_t jeb;
-            if (json_parse(&arena, (const char *)cell->value.ptr, cell->value.len,
-                           JSON_ALLOW_NONFINITE, &v, &jeb))
-                continue; /* not a note we can read: fsck's business, not a query's */
-            json_value_t *s = json_obj_get(v, "startTime");
-            int64_t st;
-            if (!s || s->type != JSON_NUMBER || json_number_i64(s, &st) || st < 1) continue;
-            int64_t ms = ann_norm_ms(st);
-            if (ms < start_ms || ms > end_ms) continue;
-            if (nh == hcap) {
-                hcap = hcap ? 2 * hcap : 64;
-                hits = xrealloc(hits, hcap * sizeof *hits);
-            }
-            hits[nh++] = (ann_hit_t){ms, (const char *)cell->value.ptr, cell->value.len};
-        }
+        ann_hits(res.cells, res.n, start_ms, end_ms, &arena, &hits, &nh, &hcap);
         /* rows come hour by hour, so sorting one batch keeps global order */
         if (nh > 1) qsort(hits, nh, sizeof *hits, ann_hit_cmp);
         for (size_t h = 0; h < nh && rc == 0; h++)

@@ -13,7 +13,9 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "store/store.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/write.h"
 
 typedef struct {
     const uint8_t *tsuid; /* NULL for a global annotation */
@@ -43,5 +45,20 @@ OCT_MUST_CHECK int tsdb_annotation_delete(tsdb_t *db, const uint8_t *tsuid, size
 typedef int (*tsdb_annotation_fn)(void *ctx, const char *json, size_t len);
 int tsdb_annotation_scan(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
                          int64_t end_ms, tsdb_annotation_fn cb, void *ctx, oct_errbuf_t *eb);
+
+/* As tsdb_annotation_scan, over cells already read: whole rows of one
+ * series (or of the global notes) covering at least the hours of
+ * [start_ms, end_ms]. Other cells are ignored. Pure: no store access. */
+int tsdb_annotation_scan_cells(const store_cell_t *cells, size_t n, int64_t start_ms,
+                               int64_t end_ms, tsdb_annotation_fn cb, void *ctx);
+
+/* The notes of the series that r's last tsdb_reader_read read, from the
+ * rows that read fetched (no second read): those of the hours of its range
+ * whose startTime is in [start_ms, end_ms], in time order, as
+ * tsdb_annotation_scan gives them. Reads of consecutive ranges thus give
+ * the notes of their union, each once. The JSON passed to cb is valid until
+ * r's next read. Implemented in read.c. */
+int tsdb_reader_annotations(const tsdb_reader_t *r, int64_t start_ms, int64_t end_ms,
+                            tsdb_annotation_fn cb, void *ctx);
 
 #endif

@@ -23,13 +23,22 @@
  * threads. The group is then aggregated, handed to the callback and freed
  * before the next group is read.
  *
- * Annotations come from the annotation store (tsdb/annotation.h) per series
- * of the group, only when asked for. Deleting (delete_data) flushes the
- * head, then removes the rows of every matched series in its scan window,
- * after the last callback, as OpenTSDB deletes the rows it scanned. */
+ * Fixed-interval downsampling with sum, avg, min, max or count (and their
+ * aliases) skips the point arrays and query_downsample: the reader hands
+ * over each flushed block decoded into columns (tsdb_reader_scan, read.h)
+ * and dsb_run buckets it while it is still in the cache, with query_agg.c's
+ * arithmetic (same bits); a bucket that goes on into the next block waits
+ * in a small carry buffer. A series is read CHUNK_MS at a time. Annotations, only when asked for,
+ * come out of the rows the series' read fetched anyway (tsdb_reader_annotations), not a second
+ * read.
+ *
+ * Deleting (delete_data) flushes the head, then removes the rows of every
+ * matched series in its scan window, after the last callback, as OpenTSDB
+ * deletes the rows it scanned. */
 #include "tsdb/query_exec.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -42,9 +51,11 @@
 #include "common/json.h"
 #include "common/xmalloc.h"
 #include "tsdb/annotation.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 #define DAY_MS    86400000LL
+#define CHUNK_MS  (4 * 3600000LL) /* fast downsampling reads this much at a time */
 #define HOUR_S    3600LL
 #define MAX_PAIRS 128 /* a TSUID is at most 255 bytes: 255 / 2 pairs */
 
@@ -179,11 +190,33 @@ static int tl_collect(void *ctx, const uint8_t *tsuid, size_t len)
 #define MAX_WORKERS      4  /* loading threads per query (capped by the CPUs online) */
 #define PARALLEL_MIN_SER 16 /* fewer series in a group: not worth a thread */
 
+/* The fixed-interval downsampler of one series, fed the runs of
+ * tsdb_reader_scan: what query_downsample computes over the scan window
+ * [lo, hi] (without fill one bucket per run of points in a bucket, with
+ * fill every bucket from the one holding lo to the one holding hi). A
+ * bucket is computed from the run's columns where it lies in one run; the
+ * last bucket of a run may go on in the next, so its points wait in carry
+ * (a few dozen at 1 s data and 1 m buckets). */
+typedef struct {
+    const query_downsample_t *ds;
+    int fn;
+    int64_t iv;
+    int64_t next_fill; /* fill: the next bucket to emit */
+    query_dp_t *res;   /* output, malloc'd */
+    size_t n, cap;
+    int64_t carry_s; /* carry's bucket; valid when nc > 0 */
+    uint64_t *cv;    /* carry: values, */
+    uint8_t *cf;     /* their float flags */
+    int ctypes;      /* and kind as in tsdb_cols_fn */
+    size_t nc, ccap;
+} dsb_t;
+
 /* One loading thread's state: its reader (buffers reused across series) and
  * its own error buffer. */
 typedef struct {
     tsdb_reader_t *rd;
     oct_errbuf_t eb;
+    dsb_t dsb; /* its carry buffers are reused from series to series */
 } xworker_t;
 
 /* A filter resolved for one sub-query. */
@@ -444,13 +477,44 @@ static int cmp_tref(const void *a, const void *b, void *ctx)
 
 /* ---- reading one series ------------------------------------------------- */
 
-/* Reads [lo, hi] of a series as query_dp_t, converted in place in the
- * reader's buffer (valid until the worker's next read). */
-static int read_dps(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi,
-                    query_dp_t **out, size_t *n)
+/* One series' annotations, copied out of its read (read.c hands out the
+ * rows it fetched, so notes cost no second read of the rows). */
+typedef struct {
+    char **json;
+    size_t *len;
+    size_t n, cap;
+} xnotes_t;
+
+static int xnotes_add(void *ctx, const char *json, size_t len)
 {
-    codec_point_t *raw;
-    size_t nr;
+    xnotes_t *ns = ctx;
+    if (ns->n == ns->cap) {
+        ns->cap = ns->cap ? ns->cap * 2 : 4;
+        ns->json = xrealloc(ns->json, ns->cap * sizeof *ns->json);
+        ns->len = xrealloc(ns->len, ns->cap * sizeof *ns->len);
+    }
+    ns->json[ns->n] = xmemdup(json, len);
+    ns->len[ns->n++] = len;
+    return 0;
+}
+
+static void xnotes_free(xnotes_t *ns)
+{
+    for (size_t i = 0; i < ns->n; i++)
+        free(ns->json[i]);
+    free(ns->json);
+    free(ns->len);
+    memset(ns, 0, sizeof *ns);
+}
+
+/* Reads [lo, hi] of a series as the reader's points (valid until the
+ * worker's next read), counting them against max_points; with notes, also
+ * the series' annotations in the query range. */
+static int read_raw(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi,
+                    xnotes_t *notes, codec_point_t **out, size_t *n)
+{
+    codec_point_t *raw = NULL;
+    size_t nr = 0;
     int rc = tsdb_reader_read(w->rd, tsuid, len, lo, hi, &raw, &nr, &w->eb);
     if (rc) return rc;
     uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)nr, __ATOMIC_RELAXED);
@@ -461,6 +525,48 @@ static int read_dps(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int
                        "range.",
                        (unsigned long long)x->o->max_points);
     }
+    /* also from a read without points: a chunk of a series may hold notes
+     * only (a series without any point is dropped with its notes) */
+    if (notes)
+        (void)tsdb_reader_annotations(w->rd, x->q->start_ms, x->q->end_ms, xnotes_add, notes);
+    *out = raw;
+    *n = nr;
+    return 0;
+}
+
+static int dsb_run(void *ctx, const int64_t *ts, const uint64_t *v, const uint8_t *isf, int types,
+                   size_t n);
+
+/* As read_raw, but the points go to the downsampler b run by run
+ * (tsdb_reader_scan); *n is their count. */
+static int scan_raw(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi,
+                    xnotes_t *notes, dsb_t *b, size_t *n)
+{
+    size_t nr = 0;
+    int rc = tsdb_reader_scan(w->rd, tsuid, len, lo, hi, dsb_run, b, &nr, &w->eb);
+    if (rc) return rc;
+    uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)nr, __ATOMIC_RELAXED);
+    if (x->o->max_points && total > x->o->max_points) {
+        return oct_err(&w->eb, OCT_ERANGE,
+                       "Sorry, you have attempted to fetch more than our limit of %llu data "
+                       "points. Please try filtering using more tags or decrease your time "
+                       "range.",
+                       (unsigned long long)x->o->max_points);
+    }
+    if (notes)
+        (void)tsdb_reader_annotations(w->rd, x->q->start_ms, x->q->end_ms, xnotes_add, notes);
+    *n = nr;
+    return 0;
+}
+
+/* As read_raw, as query_dp_t converted in place. */
+static int read_dps(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi,
+                    xnotes_t *notes, query_dp_t **out, size_t *n)
+{
+    codec_point_t *raw = NULL;
+    size_t nr = 0;
+    int rc = read_raw(x, w, tsuid, len, lo, hi, notes, &raw, &nr);
+    if (rc) return rc;
     /* Same layout but for the type byte (asserted above): the timestamp and
      * the value's 8 bytes stay where they are, only the flags change. */
     query_dp_t *d = (query_dp_t *)(void *)raw;
@@ -474,6 +580,238 @@ static int read_dps(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int
     return 0;
 }
 
+/* ---- fixed-interval downsampling straight from the read points ----------- */
+
+/* Aggregators that dsf_bucket computes itself (query_agg.c's sum, avg, min,
+ * max and count, whatever their interpolation); DSF_NO = the general path. */
+enum { DSF_NO = -1, DSF_SUM, DSF_AVG, DSF_MIN, DSF_MAX, DSF_COUNT };
+
+static int dsf_kind(const query_sub_t *sub)
+{
+    if (!sub->has_downsample || sub->ds.all || sub->ds.calendar || sub->ds.interval_ms <= 0 ||
+        !sub->ds.agg)
+        return DSF_NO;
+    static const struct {
+        const char *name;
+        int fn;
+    } t[] = {{"sum", DSF_SUM}, {"zimsum", DSF_SUM}, {"pfsum", DSF_SUM},
+             {"avg", DSF_AVG}, {"min", DSF_MIN},    {"mimmin", DSF_MIN},
+             {"max", DSF_MAX}, {"mimmax", DSF_MAX}, {"count", DSF_COUNT}};
+    const char *n = query_agg_name(sub->ds.agg);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(n, t[i].name)) return t[i].fn;
+    return DSF_NO;
+}
+
+static inline double col_double(const uint64_t *v, const uint8_t *isf, int types, size_t i)
+{
+    double d;
+    if (types == 0 || (types == 2 && !isf[i])) return (double)(int64_t)v[i];
+    memcpy(&d, &v[i], sizeof d);
+    return d;
+}
+
+/* One bucket of n >= 1 raw points in columns (tsdb_reader_scan's form), as
+ * query__agg_apply followed by the downsampler's conversion to a double
+ * computes it: the exact integer path when every point is an integer
+ * (falling back to doubles on an int64 overflow, as apply_int does), else
+ * the doubles with NaN skipped, in order. */
+static void dsf_bucket(int fn, const uint64_t *v, const uint8_t *isf, int types, size_t n,
+                       int64_t ts, query_dp_t *out)
+{
+    double r = 0.0;
+    int all_int = types == 0;
+    if (types == 2) {
+        unsigned any = 0;
+        for (size_t i = 0; i < n; i++)
+            any |= isf[i];
+        all_int = !any;
+    }
+    if (all_int) {
+        const int64_t *p = (const int64_t *)(const void *)v;
+        int64_t a = p[0];
+        switch (fn) {
+        case DSF_SUM:
+        case DSF_AVG: {
+            int64_t sum = 0;
+            size_t i = 0;
+            for (; i < n; i++)
+                if (__builtin_add_overflow(sum, p[i], &sum)) break;
+            if (i < n) {
+                if (fn == DSF_SUM) goto dbl;
+                __int128 s128 = 0;
+                for (size_t k = 0; k < n; k++)
+                    s128 += p[k];
+                r = s128 % (__int128)n == 0 ? (double)(int64_t)(s128 / (__int128)n)
+                                            : (double)s128 / (double)n;
+            } else if (fn == DSF_SUM) {
+                r = (double)sum;
+            } else {
+                /* an exact quotient stays exact: the integer division */
+                int64_t q = sum / (int64_t)n;
+                r = sum % (int64_t)n == 0 ? (double)q : (double)sum / (double)n;
+            }
+            break;
+        }
+        case DSF_MIN:
+            for (size_t i = 1; i < n; i++)
+                if (p[i] < a) a = p[i];
+            r = (double)a;
+            break;
+        case DSF_MAX:
+            for (size_t i = 1; i < n; i++)
+                if (p[i] > a) a = p[i];
+            r = (double)a;
+            break;
+        default:
+            r = (double)n;
+            break;
+        }
+        goto done;
+    }
+dbl:;
+    size_t m = 0;
+    switch (fn) {
+    case DSF_SUM:
+    case DSF_AVG:
+        if (types == 1) {
+            const double *d = (const double *)(const void *)v;
+            for (size_t i = 0; i < n; i++)
+                if (!isnan(d[i])) {
+                    r += d[i];
+                    m++;
+                }
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                double x = col_double(v, isf, types, i);
+                if (!isnan(x)) {
+                    r += x;
+                    m++;
+                }
+            }
+        }
+        if (m && fn == DSF_AVG) r /= (double)m;
+        break;
+    case DSF_MIN:
+    case DSF_MAX:
+        for (size_t i = 0; i < n; i++) {
+            double x = col_double(v, isf, types, i);
+            if (isnan(x)) continue;
+            if (!m++ || (fn == DSF_MIN ? x < r : x > r)) r = x;
+        }
+        break;
+    default:
+        for (size_t i = 0; i < n; i++)
+            m += !isnan(col_double(v, isf, types, i));
+        r = (double)m;
+        m = 1;
+        break;
+    }
+    if (!m) r = NAN;
+done:
+    out->ts_ms = ts;
+    out->v.f = r;
+    out->is_int = 0;
+    out->is_null = 0;
+}
+
+static query_dp_t *dsb_slot(dsb_t *b)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 256;
+        b->res = xrealloc(b->res, b->cap * sizeof *b->res);
+    }
+    return &b->res[b->n++];
+}
+
+static void dsb_fill_to(dsb_t *b, int64_t s)
+{
+    for (; b->next_fill < s; b->next_fill += b->iv) {
+        query_dp_t *o = dsb_slot(b);
+        o->ts_ms = b->next_fill;
+        o->v.f = b->ds->fill == QUERY_FILL_ZERO ? 0.0 : NAN;
+        o->is_int = 0;
+        o->is_null = b->ds->fill == QUERY_FILL_NULL;
+    }
+}
+
+static void dsb_emit(dsb_t *b, int64_t s, const uint64_t *v, const uint8_t *isf, int types,
+                     size_t n)
+{
+    if (b->ds->fill != QUERY_FILL_NONE) {
+        dsb_fill_to(b, s);
+        b->next_fill = s + b->iv;
+    }
+    dsf_bucket(b->fn, v, isf, types, n, s, dsb_slot(b));
+}
+
+static void dsb_carry(dsb_t *b, const uint64_t *v, const uint8_t *isf, int types, size_t n)
+{
+    if (b->nc + n > b->ccap) {
+        b->ccap = (b->nc + n) * 2;
+        b->cv = xrealloc(b->cv, b->ccap * sizeof *b->cv);
+        b->cf = xrealloc(b->cf, b->ccap);
+    }
+    memcpy(b->cv + b->nc, v, n * sizeof *v);
+    if (types == 2)
+        memcpy(b->cf + b->nc, isf, n);
+    else
+        memset(b->cf + b->nc, types, n);
+    b->ctypes = b->nc == 0 ? types : b->ctypes == types ? types : 2;
+    b->nc += n;
+}
+
+static int dsb_run(void *ctx, const int64_t *ts, const uint64_t *v, const uint8_t *isf, int types,
+                   size_t n)
+{
+    dsb_t *b = ctx;
+    int64_t iv = b->iv;
+    size_t i = 0;
+    if (b->nc) {
+        int64_t e = b->carry_s + iv;
+        while (i < n && ts[i] < e)
+            i++;
+        dsb_carry(b, v, isf, types, i);
+        if (i == n) return 0;
+        dsb_emit(b, b->carry_s, b->cv, b->cf, b->ctypes, b->nc);
+        b->nc = 0;
+    }
+    int64_t s = 0, e = 0; /* the last bucket's bounds, once there is one */
+    int have = 0;
+    while (i < n) {
+        /* points are dense: the next bucket is most often the adjacent one,
+         * which needs no division */
+        if (have && ts[i] >= e && e <= INT64_MAX - iv && ts[i] < e + iv)
+            s = e;
+        else
+            s = floor_div(ts[i], iv) * iv;
+        e = s + iv;
+        have = 1;
+        size_t j = i + 1;
+        while (j < n && ts[j] < e)
+            j++;
+        if (j == n) {
+            b->carry_s = s;
+            dsb_carry(b, v + i, isf ? isf + i : NULL, types, n - i);
+            break;
+        }
+        dsb_emit(b, s, v + i, isf ? isf + i : NULL, types, j - i);
+        i = j;
+    }
+    return 0;
+}
+
+/* Ends the series: the waiting bucket, then (fill) the buckets up to the
+ * one holding hi. */
+static void dsb_finish(dsb_t *b, int64_t hi)
+{
+    if (b->nc) {
+        dsb_emit(b, b->carry_s, b->cv, b->cf, b->ctypes, b->nc);
+        b->nc = 0;
+    }
+    if (b->ds->fill != QUERY_FILL_NONE) dsb_fill_to(b, floor_div(hi, b->iv) * b->iv + b->iv);
+}
+
 static int ds_error(oct_errbuf_t *eb, long r)
 {
     if (r == OCT_ENOTFOUND)
@@ -485,14 +823,63 @@ static int ds_error(oct_errbuf_t *eb, long r)
  * [lo, hi]. *out is malloc'd. Returns 1 when the series has no point in the
  * window. */
 static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid,
-                       size_t len, int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
+                       size_t len, int64_t lo, int64_t hi, xnotes_t *notes, query_dp_t **out,
+                       size_t *n_out)
 {
     const query_t *q = x->q;
     *out = NULL;
     *n_out = 0;
     query_dp_t *raw = NULL, *res = NULL;
     size_t nr = 0, n = 0;
-    int rc = read_dps(x, w, tsuid, len, lo, hi, &raw, &nr);
+    int fn = dsf_kind(sub);
+    if (fn != DSF_NO) {
+        /* Fixed interval, common aggregator: the reader hands over its
+         * points block by block as columns (tsdb_reader_scan) and dsb_run
+         * buckets each block while it is in the cache; no point array.
+         * Read CHUNK_MS at a time (when the interval divides it), so a
+         * series the general read path merges is held a chunk at a time. */
+        int64_t iv = sub->ds.interval_ms;
+        int64_t chunk = CHUNK_MS % iv == 0 ? CHUNK_MS : 0;
+        int64_t c = chunk ? floor_div(lo, chunk) * chunk : lo;
+        dsb_t *b = &w->dsb;
+        b->ds = &sub->ds;
+        b->fn = fn;
+        b->iv = iv;
+        b->next_fill = floor_div(lo, iv) * iv;
+        /* room for every bucket of the window up front (up to a bound): one
+         * allocation per series instead of a doubling series */
+        int64_t nb = floor_div(hi, iv) - floor_div(lo, iv) + 1;
+        b->cap = nb < 1 ? 1 : nb < 4096 ? (size_t)nb : 4096;
+        b->res = xmalloc(b->cap * sizeof *b->res);
+        b->n = 0;
+        b->nc = 0;
+        size_t total = 0;
+        for (; c <= hi; c += chunk ? chunk : hi - lo + 1) {
+            int64_t s = c > lo ? c : lo, e = chunk && c + chunk - 1 < hi ? c + chunk - 1 : hi;
+            size_t np = 0;
+            int rc = scan_raw(x, w, tsuid, len, s, e, notes, b, &np);
+            if (rc) {
+                free(b->res);
+                b->res = NULL;
+                return rc;
+            }
+            total += np;
+        }
+        if (total == 0) {
+            free(b->res);
+            b->res = NULL;
+            return 1;
+        }
+        dsb_finish(b, hi);
+        res = b->res;
+        n = b->n;
+        b->res = NULL;
+        if (sub->rate) n = query_rate(&sub->rate_opts, res, n);
+        *out = res;
+        *n_out = n;
+        return 0;
+    }
+    int rc = read_dps(x, w, tsuid, len, lo, hi, notes, &raw, &nr);
     if (rc) return rc;
     if (nr == 0) {
         /* No row of this series in the scan window: OpenTSDB has no span
@@ -557,6 +944,7 @@ typedef struct {
     size_t n;
     int64_t lo, hi;
     query_dp_t **arr;
+    xnotes_t *notes; /* per series, NULL without annotations */
     size_t *lens;
     uint8_t *empty; /* per series: no point in the window */
     size_t next;    /* atomic: next series to load */
@@ -586,7 +974,7 @@ static void *load_worker(void *arg)
                          (long long)x->o->timeout_ms);
         if (!rc)
             rc = load_series(x, r->w, j->sub, j->ser[i].tsuid, j->ser[i].len, j->lo, j->hi,
-                             &j->arr[i], &j->lens[i]);
+                             j->notes ? &j->notes[i] : NULL, &j->arr[i], &j->lens[i]);
         if (rc == 1) {
             j->empty[i] = 1;
             continue;
@@ -628,12 +1016,13 @@ static xworker_t *ex_worker(ex_t *x, unsigned i)
     return &x->wk[i];
 }
 
-/* Loads ser[0..n) into arr/lens (empty[i] set for series without points).
- * On error, the error of the lowest failing series index is in x->eb. */
+/* Loads ser[0..n) into arr/lens (empty[i] set for series without points)
+ * and, with notes, each series' annotations. On error, the error of the
+ * lowest failing series index is in x->eb. */
 static int load_all(ex_t *x, const query_sub_t *sub, const xseries_t *ser, size_t n, int64_t lo,
-                    int64_t hi, query_dp_t **arr, size_t *lens, uint8_t *empty)
+                    int64_t hi, query_dp_t **arr, xnotes_t *notes, size_t *lens, uint8_t *empty)
 {
-    xjob_t j = {x, sub, ser, n, lo, hi, arr, lens, empty, 0, 0, 0};
+    xjob_t j = {x, sub, ser, n, lo, hi, arr, notes, lens, empty, 0, 0, 0};
     unsigned nw = n >= PARALLEL_MIN_SER ? n_workers() : 1;
     xrun_t runs[MAX_WORKERS];
     pthread_t th[MAX_WORKERS];
@@ -656,6 +1045,68 @@ static int load_all(ex_t *x, const query_sub_t *sub, const xseries_t *ser, size_
             rc = runs[i].rc;
             *x->eb = runs[i].w->eb;
         }
+    return rc;
+}
+
+/* ---- aggregating a group, in parallel ------------------------------------ */
+
+#define PARALLEL_MIN_AGG 100000 /* fewer points in a group: aggregate in one thread */
+
+typedef struct {
+    const query_sub_t *sub;
+    const query_dp_t *const *arr;
+    const size_t *lens;
+    size_t n;
+    int64_t from, to;
+    query_dp_t *out;
+    long na;
+} xagg_t;
+
+static void *agg_worker(void *arg)
+{
+    xagg_t *g = arg;
+    g->na = query_aggregate_range(g->sub->agg, g->sub->rate, g->arr, g->lens, g->n, g->from, g->to,
+                                  &g->out);
+    return NULL;
+}
+
+/* query_aggregate of the group; a big group in two halves of its time span
+ * at once (query_aggregate_range: the halves put together are exactly the
+ * whole). */
+static long aggregate_group(const query_sub_t *sub, const query_dp_t *const *arr,
+                            const size_t *lens, size_t n, query_dp_t **agg)
+{
+    size_t total = 0;
+    int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (!lens[i]) continue;
+        total += lens[i];
+        if (arr[i][0].ts_ms < tmin) tmin = arr[i][0].ts_ms;
+        if (arr[i][lens[i] - 1].ts_ms > tmax) tmax = arr[i][lens[i] - 1].ts_ms;
+    }
+    if (n_workers() < 2 || n < PARALLEL_MIN_SER || total < PARALLEL_MIN_AGG || tmax <= tmin ||
+        !strcmp(query_agg_name(sub->agg), "none"))
+        return query_aggregate(sub->agg, sub->rate, arr, lens, n, agg);
+    int64_t mid = tmin + (tmax - tmin) / 2 + 1;
+    xagg_t g[2] = {{sub, arr, lens, n, INT64_MIN, mid, NULL, 0},
+                   {sub, arr, lens, n, mid, INT64_MAX, NULL, 0}};
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, agg_worker, &g[1]) == 0;
+    agg_worker(&g[0]);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        agg_worker(&g[1]);
+    long rc = g[0].na < 0 ? g[0].na : g[1].na < 0 ? g[1].na : 0;
+    if (rc == 0) {
+        size_t na = (size_t)g[0].na + (size_t)g[1].na;
+        *agg = xmalloc((na ? na : 1) * sizeof **agg);
+        if (g[0].na) memcpy(*agg, g[0].out, (size_t)g[0].na * sizeof **agg);
+        if (g[1].na) memcpy(*agg + g[0].na, g[1].out, (size_t)g[1].na * sizeof **agg);
+        rc = (long)na;
+    }
+    free(g[0].out);
+    free(g[1].out);
     return rc;
 }
 
@@ -739,6 +1190,8 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
     notes.a = &ga;
     uint64_t raw0 = x->st.raw_points;
     int rc = 0;
+    size_t n_all = n;
+    xnotes_t *sn = q->no_annotations ? NULL : xcalloc(n, sizeof *sn);
 
     int64_t t_scan = mono_ns();
     /* Series without data in the window are dropped (compacting ser into
@@ -746,12 +1199,16 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
     live = xmalloc(n * sizeof *live);
     uint8_t *empty = xcalloc(n, 1);
     rc = ex_check_time(x);
-    if (!rc) rc = load_all(x, sub, ser, n, lo, hi, arr, lens, empty);
+    if (!rc) rc = load_all(x, sub, ser, n, lo, hi, arr, sn, lens, empty);
     size_t nl0 = 0;
     for (size_t i = 0; i < n; i++) {
         if (empty[i] || (!arr[i] && rc)) continue;
         live[nl0] = ser[i];
         arr[nl0] = arr[i];
+        if (sn && nl0 != i) {
+            sn[nl0] = sn[i];
+            memset(&sn[i], 0, sizeof sn[i]);
+        }
         lens[nl0++] = lens[i];
         if (nl0 - 1 != i) arr[i] = NULL;
     }
@@ -766,7 +1223,7 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
     ser = live;
     if (n == 0) goto out;
 
-    long na = query_aggregate(sub->agg, sub->rate, (const query_dp_t *const *)arr, lens, n, &agg);
+    long na = aggregate_group(sub, (const query_dp_t *const *)arr, lens, n, &agg);
     if (na < 0) {
         rc = oct_err(x->eb, na == OCT_EINVAL ? OCT_EINVAL : (int)na, "aggregation failed: %s",
                      oct_strerror((int)na));
@@ -848,11 +1305,10 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
     const char **nj = NULL;
     size_t *nl = NULL;
     if (!q->no_annotations) {
-        for (size_t i = 0; i < n; i++) {
-            rc = tsdb_annotation_scan(x->db, ser[i].tsuid, ser[i].len, q->start_ms, q->end_ms,
-                                      note_cb, &notes, x->eb);
-            if (rc) goto out;
-        }
+        /* each series' notes came with its rows (load_series), in time order */
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < sn[i].n; k++)
+                note_cb(&notes, sn[i].json[k], sn[i].len[k]);
         if (notes.n > 1) qsort(notes.v, notes.n, sizeof *notes.v, cmp_note);
         nj = json_arena_alloc(&ga, (notes.n ? notes.n : 1) * sizeof *nj);
         nl = json_arena_alloc(&ga, (notes.n ? notes.n : 1) * sizeof *nl);
@@ -887,6 +1343,9 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
 out:
     for (size_t i = 0; i < n; i++)
         free(arr[i]);
+    for (size_t i = 0; sn && i < n_all; i++)
+        xnotes_free(&sn[i]);
+    free(sn);
     free(live);
     free(arr);
     free(lens);
@@ -1181,8 +1640,11 @@ int query_exec(tsdb_t *db, const query_t *q, const query_exec_opts_t *opts, quer
     x.st.total_ns = mono_ns() - x.t0;
     if (stats) *stats = x.st;
     free(x.nm.t);
-    for (unsigned i = 0; i < MAX_WORKERS; i++)
+    for (unsigned i = 0; i < MAX_WORKERS; i++) {
         tsdb_reader_free(x.wk[i].rd);
+        free(x.wk[i].dsb.cv);
+        free(x.wk[i].dsb.cf);
+    }
     json_arena_free(&x.names);
     tl_free(&x.del);
     free(x.del_lo);

@@ -16,13 +16,23 @@
  * flushed store, the common case) the blocks decode straight into the
  * result: rows come by hour and a block is sorted, so no ranks, sort or
  * merge are needed. A reader (tsdb_reader_t) keeps every buffer between
- * calls so a query over many series allocates nothing per series. */
+ * calls so a query over many series allocates nothing per series, and keeps
+ * the rows of its last read, whose annotation cells the query executor
+ * takes from there (tsdb_reader_annotations) instead of reading them again.
+ *
+ * tsdb_reader_scan (read.h) is the same read handed over as columns: in the
+ * common case every block decodes into the reader's column buffers
+ * (codec_block_decode_cols) and goes to the callback block by block, so a
+ * consumer that folds points (fixed-interval downsampling) never sees a
+ * point array; otherwise the merged points are handed over in slices. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/block.h"
 #include "codec/cell.h"
 #include "common/xmalloc.h"
+#include "tsdb/annotation.h"
+#include "tsdb/read.h"
 #include "tsdb/series.h"
 
 static int rpt_cmp(const void *a, const void *b)
@@ -177,6 +187,12 @@ static void head_copy(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int64_
  * it lists the partitions that exist first (sparse data over long ranges). */
 #define DIRECT_HOURS 48
 
+/* One decoded block in the scan columns. */
+typedef struct {
+    size_t off, n;
+    int types;
+} tsdb_rblk_t;
+
 struct tsdb_reader {
     tsdb_t *db;
     tw_rpt_t *v; /* ranked points (general path) */
@@ -191,6 +207,13 @@ struct tsdb_reader {
     uint8_t *rows;
     size_t kcap;
     store_result_t res;
+    /* tsdb_reader_scan's columns and blocks */
+    int64_t *cts;
+    uint64_t *cval;
+    uint8_t *cisf;
+    size_t ccap;
+    tsdb_rblk_t *blk;
+    size_t bcap;
 };
 
 tsdb_reader_t *tsdb_reader_new(tsdb_t *db)
@@ -210,6 +233,10 @@ void tsdb_reader_free(tsdb_reader_t *r)
     free(r->poff);
     free(r->keys);
     free(r->rows);
+    free(r->cts);
+    free(r->cval);
+    free(r->cisf);
+    free(r->blk);
     store_result_free(&r->res);
     free(r);
 }
@@ -285,12 +312,18 @@ static long read_blocks_direct(tsdb_reader_t *r, int64_t lo, int64_t hi, oct_err
     return (long)n;
 }
 
-int tsdb_reader_read(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
-                     int64_t end_ms, codec_point_t **out, size_t *n_out, oct_errbuf_t *eb)
+/* The part of a read before decoding: clamps the range, copies the head's
+ * points in range into rd->v (*n of them) and fetches the series' rows in
+ * range into rd->res (*plen = the partition prefix length). Returns 0, 1
+ * when the range is empty (nothing fetched), or an error. */
+static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len,
+                        int64_t *start_io, int64_t *end_io, size_t *n_head, size_t *plen_out,
+                        oct_errbuf_t *eb)
 {
     tsdb_t *db = rd->db;
-    *out = NULL;
-    *n_out = 0;
+    int64_t start_ms = *start_io, end_ms = *end_io;
+    *n_head = 0;
+    store_result_reset(&rd->res); /* tsdb_reader_annotations sees this read's rows only */
     const tsdb_layout_t *lay = tsdb_layout(db);
     codec_rowkey_layout_t rk = {(uint8_t)lay->uid_width[CODEC_UID_METRIC],
                                 (uint8_t)lay->uid_width[CODEC_UID_TAGK],
@@ -299,20 +332,22 @@ int tsdb_reader_read(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len, 
     int rc = codec_tsuid_check(&rk, tsuid, tsuid_len, eb);
     if (rc < 0) return rc;
     out_reserve(rd, 1);
-    *out = rd->out;
     /* Row base times are 32-bit unsigned seconds. */
     const int64_t max_ms = (int64_t)UINT32_MAX * 1000 + 999;
     if (start_ms < 0) start_ms = 0;
     if (end_ms > max_ms) end_ms = max_ms;
-    if (end_ms < start_ms) return 0;
+    *start_io = start_ms;
+    *end_io = end_ms;
+    if (end_ms < start_ms) return 1;
     tsdb_writer_t *w = tsdb__writer(db);
-    int last_wins = w ? w->fix_dups : 0;
     size_t n = 0;
     if (w) head_copy(w, tsuid, tsuid_len, start_ms, end_ms, &rd->v, &n, &rd->vcap);
+    *n_head = n;
 
     /* The partitions of this series' rows in range. */
     size_t klen = codec_rowkey_len(&rk, (size_t)rc);
     size_t plen = codec_rowkey_partition_prefix_len(&rk);
+    *plen_out = plen;
     uint8_t k0[512], k1[512];
     if (klen > sizeof k0) return oct_err(eb, OCT_EINVAL, "row key too long");
     int64_t b0 = codec_rowkey_base_time(start_ms / 1000),
@@ -374,31 +409,170 @@ int tsdb_reader_read(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len, 
         rc = store_multi_get(tsdb_store(db), STORE_TABLE_DATA, rd->keys, nk,
                              oct_slice_str(TW_FAMILY), &rd->res, eb);
         if (rc < 0) return rc;
-        if (n == 0) {
-            long d = read_blocks_direct(rd, start_ms, end_ms, eb);
-            if (d >= 0) {
-                *out = rd->out;
-                *n_out = (size_t)d;
-                return 0;
-            }
-            if (d != -2) return (int)d;
-        }
-        const store_result_t *res = &rd->res;
-        for (size_t a = 0; a < res->n;) {
-            size_t z = a + 1;
-            while (z < res->n && oct_slice_eq(res->cells[z].row, res->cells[a].row))
-                z++;
-            uint32_t base = oct_get_be32(res->cells[a].row.ptr + plen - CODEC_ROWKEY_TS_BYTES);
-            int32_t ms;
-            rc = tw_row_points(res, a, z, base, start_ms, end_ms, &rd->v, &n, &rd->vcap, &ms, eb);
-            if (rc) return rc;
-            a = z;
-        }
+    }
+    return 0;
+}
+
+/* The general path after reader_fetch: every row's points ranked with the
+ * head's, merged into rd->out. */
+static int reader_merge(tsdb_reader_t *rd, size_t n, size_t plen, int64_t start_ms, int64_t end_ms,
+                        size_t *n_out, oct_errbuf_t *eb)
+{
+    tsdb_writer_t *w = tsdb__writer(rd->db);
+    int last_wins = w ? w->fix_dups : 0;
+    const store_result_t *res = &rd->res;
+    for (size_t a = 0; a < res->n;) {
+        size_t z = a + 1;
+        while (z < res->n && oct_slice_eq(res->cells[z].row, res->cells[a].row))
+            z++;
+        uint32_t base = oct_get_be32(res->cells[a].row.ptr + plen - CODEC_ROWKEY_TS_BYTES);
+        int32_t ms;
+        int rc = tw_row_points(res, a, z, base, start_ms, end_ms, &rd->v, &n, &rd->vcap, &ms, eb);
+        if (rc) return rc;
+        a = z;
     }
     out_reserve(rd, n ? n : 1);
     *n_out = tw_merge_ranked(rd->v, n, last_wins, NULL, rd->out);
-    *out = rd->out;
     return 0;
+}
+
+int tsdb_reader_read(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
+                     int64_t end_ms, codec_point_t **out, size_t *n_out, oct_errbuf_t *eb)
+{
+    *out = NULL;
+    *n_out = 0;
+    size_t n = 0, plen = 0;
+    int rc = reader_fetch(rd, tsuid, tsuid_len, &start_ms, &end_ms, &n, &plen, eb);
+    if (rc < 0) return rc;
+    *out = rd->out;
+    if (rc == 1) return 0;
+    if (rd->res.n && n == 0) {
+        long d = read_blocks_direct(rd, start_ms, end_ms, eb);
+        if (d >= 0) {
+            *out = rd->out;
+            *n_out = (size_t)d;
+            return 0;
+        }
+        if (d != -2) return (int)d;
+    }
+    rc = reader_merge(rd, n, plen, start_ms, end_ms, n_out, eb);
+    *out = rd->out;
+    return rc;
+}
+
+static void cols_reserve(tsdb_reader_t *r, size_t need)
+{
+    if (need <= r->ccap) return;
+    size_t c = r->ccap ? r->ccap : 1024;
+    while (c < need)
+        c *= 2;
+    r->cts = xrealloc(r->cts, c * sizeof *r->cts);
+    r->cval = xrealloc(r->cval, c * sizeof *r->cval);
+    r->cisf = xrealloc(r->cisf, c);
+    r->ccap = c;
+}
+
+/* read_blocks_direct into columns: every block decoded and checked first
+ * (the shape can still turn out general), then handed to fn block by block.
+ * Returns the point count, -2 (not that shape), or an error. */
+static long scan_blocks_direct(tsdb_reader_t *r, int64_t lo, int64_t hi, tsdb_cols_fn fn, void *ctx,
+                               oct_errbuf_t *eb)
+{
+    const store_result_t *res = &r->res;
+    size_t total = 0;
+    for (size_t a = 0; a < res->n; a++) {
+        const store_cell_t *c = &res->cells[a];
+        if (a + 1 < res->n && oct_slice_eq(res->cells[a + 1].row, c->row)) return -2;
+        if (!codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, NULL)) return -2;
+        int cnt = codec_block_count(c->value.ptr, c->value.len);
+        if (cnt < 0) return -2; /* the general path reports it */
+        total += (size_t)cnt;
+    }
+    cols_reserve(r, total ? total : 1);
+    if (res->n > r->bcap) {
+        r->bcap = res->n;
+        r->blk = xrealloc(r->blk, r->bcap * sizeof *r->blk);
+    }
+    int64_t *ts = r->cts;
+    uint64_t *val = r->cval;
+    uint8_t *isf = r->cisf;
+    size_t n = 0, nb = 0;
+    for (size_t a = 0; a < res->n; a++) {
+        const store_cell_t *c = &res->cells[a];
+        int types = 0;
+        int got = codec_block_decode_cols(c->value.ptr, c->value.len, ts + n, val + n, isf + n,
+                                          total - n, &types);
+        if (got < 0) {
+            uint16_t seq = 0;
+            codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, &seq);
+            return oct_err(eb, OCT_ECORRUPT, "corrupt block cell (seq %u)", seq);
+        }
+        size_t first = n;
+        /* a block is sorted: when its ends are in [lo, hi], all of it is */
+        if (got == 0 || (ts[first] >= lo && ts[first + (size_t)got - 1] <= hi)) {
+            n += (size_t)got;
+        } else {
+            for (size_t k = first; k < first + (size_t)got; k++)
+                if (ts[k] >= lo && ts[k] <= hi) {
+                    ts[n] = ts[k];
+                    val[n] = val[k];
+                    if (types == 2) isf[n] = isf[k];
+                    n++;
+                }
+        }
+        if (first > 0 && n > first && ts[first] <= ts[first - 1]) return -2;
+        if (n > first) r->blk[nb++] = (tsdb_rblk_t){first, n - first, types};
+    }
+    for (size_t b = 0; b < nb; b++) {
+        const tsdb_rblk_t *k = &r->blk[b];
+        int rc =
+            fn(ctx, ts + k->off, val + k->off, k->types == 2 ? isf + k->off : NULL, k->types, k->n);
+        if (rc) return rc;
+    }
+    return (long)n;
+}
+
+int tsdb_reader_scan(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
+                     int64_t end_ms, tsdb_cols_fn fn, void *ctx, size_t *n_out, oct_errbuf_t *eb)
+{
+    *n_out = 0;
+    size_t n = 0, plen = 0;
+    int rc = reader_fetch(rd, tsuid, tsuid_len, &start_ms, &end_ms, &n, &plen, eb);
+    if (rc < 0) return rc;
+    if (rc == 1) return 0;
+    if (rd->res.n && n == 0) {
+        long d = scan_blocks_direct(rd, start_ms, end_ms, fn, ctx, eb);
+        if (d >= 0) {
+            *n_out = (size_t)d;
+            return 0;
+        }
+        if (d != -2) return (int)d;
+    }
+    size_t nm = 0;
+    rc = reader_merge(rd, n, plen, start_ms, end_ms, &nm, eb);
+    if (rc) return rc;
+    /* into columns, a slice at a time */
+    enum { SLICE = 4096 };
+    cols_reserve(rd, nm < SLICE ? nm : SLICE);
+    for (size_t i = 0; i < nm; i += SLICE) {
+        size_t m = nm - i < SLICE ? nm - i : SLICE;
+        const codec_point_t *p = rd->out + i;
+        for (size_t k = 0; k < m; k++) {
+            rd->cts[k] = p[k].ts_ms;
+            memcpy(&rd->cval[k], &p[k].val, sizeof rd->cval[k]);
+            rd->cisf[k] = p[k].is_float;
+        }
+        rc = fn(ctx, rd->cts, rd->cval, rd->cisf, 2, m);
+        if (rc) return rc;
+    }
+    *n_out = nm;
+    return 0;
+}
+
+int tsdb_reader_annotations(const tsdb_reader_t *r, int64_t start_ms, int64_t end_ms,
+                            tsdb_annotation_fn cb, void *ctx)
+{
+    return tsdb_annotation_scan_cells(r->res.cells, r->res.n, start_ms, end_ms, cb, ctx);
 }
 
 int tsdb_read_series(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
