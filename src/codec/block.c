@@ -623,8 +623,8 @@ ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, siz
         for (int c = 0; c < 2; c++) {
             if (c == 1 && steps[1] == steps[0]) break;
             src_t cand = tsrc;
-            unsigned o;
-            uint64_t b;
+            unsigned o = 0;
+            uint64_t b = 0;
             cand.step = steps[c];
             uint64_t bits = int_choose(&cand, &o, &b) + 8 * uvarint_len(cand.step);
             if (bits < grid) {
@@ -1171,13 +1171,12 @@ DEC_INLINE int decode_vals(codec_block_iter_t *it, uint64_t *out, size_t st, uin
         if (i == 0) {
             raw = fr_get(r, 64);
         } else if (fr_get32(r, 1)) {
-            if (fr_get32(r, 1)) {
+            if (fr_get32(r, 1)) { /* a new window */
                 lead = (unsigned)fr_get32(r, 6);
                 wlen = (unsigned)fr_get32(r, 6) + 1;
-                if (lead + wlen > 64) return -1;
-            } else if (lead > 64) {
-                return -1;
             }
+            /* also refuses reusing a window when none was read yet (lead 65) */
+            if (wlen == 0 || lead + wlen > 64) return -1;
             raw ^= fr_get(r, wlen) << (64 - lead - wlen);
         }
         if (r->err) return -1;

@@ -165,7 +165,7 @@ static void tl_add(tlist_t *l, const uint8_t *p, size_t len)
         l->capv = l->capv ? l->capv * 2 : 256;
         l->v = xrealloc(l->v, l->capv * sizeof *l->v);
     }
-    memcpy(l->buf + l->n, p, len);
+    if (len) memcpy(l->buf + l->n, p, len);
     l->v[l->nv].off = (uint32_t)l->n;
     l->v[l->nv].len = (uint16_t)len;
     l->nv++;
@@ -606,7 +606,7 @@ static int dsf_kind(const query_sub_t *sub)
 static inline double col_double(const uint64_t *v, const uint8_t *isf, int types, size_t i)
 {
     double d;
-    if (types == 0 || (types == 2 && !isf[i])) return (double)(int64_t)v[i];
+    if (types == 0 || (types == 2 && isf && !isf[i])) return (double)(int64_t)v[i];
     memcpy(&d, &v[i], sizeof d);
     return d;
 }
@@ -621,7 +621,7 @@ static void dsf_bucket(int fn, const uint64_t *v, const uint8_t *isf, int types,
 {
     double r = 0.0;
     int all_int = types == 0;
-    if (types == 2) {
+    if (types == 2 && isf) { /* types 2 (mixed) always comes with its flags */
         unsigned any = 0;
         for (size_t i = 0; i < n; i++)
             any |= isf[i];
@@ -753,7 +753,7 @@ static void dsb_carry(dsb_t *b, const uint64_t *v, const uint8_t *isf, int types
         b->cf = xrealloc(b->cf, b->ccap);
     }
     memcpy(b->cv + b->nc, v, n * sizeof *v);
-    if (types == 2)
+    if (types == 2 && isf) /* mixed: always with its flags */
         memcpy(b->cf + b->nc, isf, n);
     else
         memset(b->cf + b->nc, types, n);
@@ -1027,7 +1027,8 @@ static int load_all(ex_t *x, const query_sub_t *sub, const xseries_t *ser, size_
     xrun_t runs[MAX_WORKERS];
     pthread_t th[MAX_WORKERS];
     unsigned started = 1;
-    for (unsigned i = 0; i < nw; i++)
+    runs[0] = (xrun_t){&j, ex_worker(x, 0), 0, 0}; /* the calling thread's */
+    for (unsigned i = 1; i < nw; i++)
         runs[i] = (xrun_t){&j, ex_worker(x, i), 0, 0};
     for (unsigned i = 1; i < nw; i++)
         if (pthread_create(&th[i], NULL, load_worker, &runs[i]) == 0)
@@ -1079,7 +1080,7 @@ static long aggregate_group(const query_sub_t *sub, const query_dp_t *const *arr
     size_t total = 0;
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        if (!lens[i]) continue;
+        if (!lens[i] || !arr[i]) continue; /* a series with points has its array */
         total += lens[i];
         if (arr[i][0].ts_ms < tmin) tmin = arr[i][0].ts_ms;
         if (arr[i][lens[i] - 1].ts_ms > tmax) tmax = arr[i][lens[i] - 1].ts_ms;
@@ -1276,6 +1277,7 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
             aggk[ia++] = kn;
         } else {
             rc = ex_name(x, CODEC_UID_TAGV, ct[t].v, &vn, &vl);
+            if (rc) break;
             kv[ik].k = kn;
             kv[ik++].v = vn;
         }
@@ -1306,7 +1308,7 @@ static int emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const
     size_t *nl = NULL;
     if (!q->no_annotations) {
         /* each series' notes came with its rows (load_series), in time order */
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; sn && i < n; i++)
             for (size_t k = 0; k < sn[i].n; k++)
                 note_cb(&notes, sn[i].json[k], sn[i].len[k]);
         if (notes.n > 1) qsort(notes.v, notes.n, sizeof *notes.v, cmp_note);

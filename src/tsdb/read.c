@@ -45,7 +45,12 @@ static int rpt_cmp(const void *a, const void *b)
 static int same_value(const codec_point_t *a, const codec_point_t *b)
 {
     if (a->is_float != b->is_float) return 0;
-    if (a->is_float) return memcmp(&a->val.f, &b->val.f, sizeof a->val.f) == 0;
+    if (a->is_float) { /* bit for bit: NaN payloads and -0.0 count */
+        uint64_t x, y;
+        memcpy(&x, &a->val.f, sizeof x);
+        memcpy(&y, &b->val.f, sizeof y);
+        return x == y;
+    }
     return a->val.i == b->val.i;
 }
 
