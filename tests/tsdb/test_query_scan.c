@@ -129,7 +129,7 @@ static double model_bucket(const mpt_t *p, size_t n, const char *fn)
         all_int &= !p[i].is_float;
     if (!strcmp(fn, "count")) return (double)n;
     if (all_int) {
-        int64_t sum = 0, mn = p[0].i, mx = p[0].i;
+        int64_t sum = 0, mn = INT64_MAX, mx = INT64_MIN;
         for (size_t i = 0; i < n; i++) {
             sum += p[i].i;
             if (p[i].i < mn) mn = p[i].i;
