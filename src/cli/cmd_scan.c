@@ -35,6 +35,7 @@
 #include "cli/cli_int.h"
 #include "codec/block.h"
 #include "codec/cell.h"
+#include "common/dtoa.h"
 #include "common/xmalloc.h"
 #include "query/query.h"
 #include "tsdb/write.h"
@@ -480,11 +481,8 @@ static void put_double(oct_strbuf_t *sb, double d)
         oct_strbuf_puts(sb, d > 0 ? "Infinity" : "-Infinity");
         return;
     }
-    char buf[40];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d) break;
-    }
+    char buf[OCT_DTOA_BUF + 2];
+    oct_dtoa_g(d, 1, buf);
     if (!strpbrk(buf, ".eE")) strcat(buf, ".0");
     oct_strbuf_puts(sb, buf);
 }

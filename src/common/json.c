@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dtoa.h"
 #include "common/xmalloc.h"
 
 /* ---- arena -------------------------------------------------------------- */
@@ -759,12 +760,8 @@ void json_w_double(json_writer_t *w, double v)
         return;
     }
     jw_item(w);
-    char buf[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    oct_strbuf_puts(w->sb, buf);
+    char buf[OCT_DTOA_BUF];
+    oct_strbuf_append(w->sb, buf, oct_dtoa(v, buf));
 }
 
 void json_w_bool(json_writer_t *w, int v)

@@ -36,6 +36,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/dtoa.h"
 #include "common/xmalloc.h"
 #include "query/query.h"
 #include "server/api_int.h"
@@ -279,18 +280,14 @@ static void w_double(json_writer_t *w, double v)
         json_w_double(w, v);
         return;
     }
-    char buf[48];
-    int n = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        n = snprintf(buf, sizeof buf - 2, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
-    }
+    char buf[OCT_DTOA_BUF + 2];
+    size_t n = oct_dtoa(v, buf);
     if (!strpbrk(buf, ".e")) {
         buf[n++] = '.';
         buf[n++] = '0';
         buf[n] = '\0';
     }
-    json_w_raw(w, buf, (size_t)n);
+    json_w_raw(w, buf, n);
 }
 
 static int write_result(void *ctx, const query_result_t *r)

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "codec/rowkey.h"
+#include "common/dtoa.h"
 #include "common/xmalloc.h"
 #include "server/api_int.h"
 #include "tsdb/tsdb.h"
@@ -51,25 +52,13 @@ static void java_double(double d, char *out, size_t cap)
     /* Shortest round-tripping digits, but never fewer than two candidates'
      * worth: when one digit would do, Java picks the closest of the one- and
      * two-digit decimals (Double.MIN_VALUE prints 4.9E-324, not 5.0E-324);
-     * glibc's correctly rounded %.1e is that closest one, and its trailing
-     * zero is stripped below when the one-digit form is exact enough. */
-    char buf[40];
-    for (int prec = 2; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-        if (strtod(buf, NULL) == d) break;
-    }
-    /* buf = [-]D[.DDD]e[+-]XX */
-    const char *p = buf;
-    int neg = *p == '-';
-    if (neg) p++;
+     * the correctly rounded two-digit decimal is that closest one, and
+     * oct_dtoa_digits (the "%.*e" loop from two digits up) strips its
+     * trailing zero when the one-digit form is exact enough. */
+    int neg = signbit(d) != 0;
     char dig[24];
-    size_t nd = 0;
-    for (; *p && *p != 'e'; p++)
-        if (*p != '.') dig[nd++] = *p;
-    int exp = (int)strtol(p + 1, NULL, 10); /* %e wrote it: always digits */
-    while (nd > 1 && dig[nd - 1] == '0')
-        nd--;
-    dig[nd] = '\0';
+    int exp, prec;
+    size_t nd = (size_t)oct_dtoa_digits(d, 2, dig, &exp, &prec);
     char *o = out;
     size_t left = cap;
 #define PUT(ch)                                                                                    \
