@@ -47,6 +47,13 @@ typedef struct {
     char *extra_header_values[HTTP_MAX_EXTRA_HEADERS];      /* malloc'd, freed by transport */
     int n_extra_headers;
     int close_after; /* close the connection after sending */
+    /* Set by a handler whose answer may go out only once the write-ahead
+     * log has written (not synced) through durable_seq: the transport waits
+     * (possibly on another thread, batched with other requests) and, if
+     * the log failed, answers 500 "Unable to write the data points to the
+     * log" instead of this response. */
+    int wait_durable;
+    uint64_t durable_seq;
 } http_response_t;
 
 void http_response_init(http_response_t *r);

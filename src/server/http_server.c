@@ -10,7 +10,11 @@
  * decodes gzip/deflate, applies CORS, runs api_handle, queues the response
  * and resumes the connection. So a handler that blocks (a sync put waiting
  * for the log, a long query) holds one handler thread, never a polling
- * thread with hundreds of connections on it.
+ * thread with hundreds of connections on it. The exception is the hot
+ * path, a small POST /api/put without ?sync: the polling thread runs it
+ * and, if the log is slow to write it, parks the answer with a waiter
+ * thread (see "puts answered by the polling thread" below). Per-thread
+ * inflaters and per-connection body buffers are reused across requests.
  *
  * Request life: uri_log (MHD saw the request line: allocate http_req_t and
  * keep the raw query string) -> access handler, first call (headers: check
@@ -48,6 +52,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "server/http.h"
+#include "tsdb/write.h"
 
 #define HTTP_JSON_TYPE        "application/json; charset=UTF-8"
 #define HTTP_MAX_CORS_DOMAINS 64
@@ -64,9 +69,10 @@ typedef struct http_req {
     uint8_t *body;      /* malloc'd, NUL-terminated once complete */
     size_t body_len, body_cap;
     int state;
-    int in_flight;      /* counted in srv->in_flight */
-    int too_large;      /* body passed the limit: discard the rest, answer 413 */
-    uint64_t discarded; /* body bytes dropped since */
+    int in_flight;        /* counted in srv->in_flight */
+    int too_large;        /* body passed the limit: discard the rest, answer 413 */
+    uint64_t discarded;   /* body bytes dropped since */
+    http_response_t resp; /* an answer waiting for the log (http_defer) */
 } http_req_t;
 
 struct tsd_http {
@@ -87,7 +93,48 @@ struct tsd_http {
     int q_stop;
     int n_handlers;
     pthread_t *handlers;
+
+    /* Answers waiting for the write-ahead log (see http_defer). */
+    pthread_mutex_t w_mu;
+    pthread_cond_t w_cv;
+    http_req_t *w_head, *w_tail;
+    int w_stop;
+    int w_started;
+    pthread_t w_thread;
 };
+
+/* What a thread that runs requests (handler or polling thread) keeps from
+ * one request to the next; freed when the thread exits. */
+typedef struct {
+    z_stream zs; /* valid once z_ready */
+    int z_ready;
+} http_worker_t;
+
+static pthread_key_t http_worker_key;
+static pthread_once_t http_worker_once = PTHREAD_ONCE_INIT;
+
+static void http_worker_free(void *p)
+{
+    http_worker_t *hw = p;
+    if (hw->z_ready) inflateEnd(&hw->zs);
+    free(hw);
+}
+
+static void http_worker_key_init(void)
+{
+    if (pthread_key_create(&http_worker_key, http_worker_free)) abort();
+}
+
+static http_worker_t *http_worker(void)
+{
+    pthread_once(&http_worker_once, http_worker_key_init);
+    http_worker_t *hw = pthread_getspecific(http_worker_key);
+    if (!hw) {
+        hw = xcalloc(1, sizeof *hw);
+        if (pthread_setspecific(http_worker_key, hw)) abort();
+    }
+    return hw;
+}
 
 /* ---- http.h: headers and query parameters ----------------------------------------------- */
 
@@ -193,7 +240,8 @@ int http_param_each(const http_request_t *req, const char *name,
 
 /* Inflates r->body per Content-Encoding. Returns 0, or fills resp with the
  * error (400 broken data, 413 too large, 415 unknown encoding, 503 memory). */
-static int http_decode_body(tsd_http_t *srv, http_req_t *r, const char *enc, http_response_t *resp)
+static int http_decode_body(tsd_http_t *srv, http_worker_t *hw, http_req_t *r, const char *enc,
+                            http_response_t *resp)
 {
     if (!enc || !*enc || !strcasecmp(enc, "identity")) return 0;
     int gzip = !strcasecmp(enc, "gzip") || !strcasecmp(enc, "x-gzip");
@@ -205,11 +253,19 @@ static int http_decode_body(tsd_http_t *srv, http_req_t *r, const char *enc, htt
         return -1;
     }
     /* 15+32: zlib or gzip header, detected. 'deflate' bodies without the
-     * zlib header (a common mistake) are retried as raw deflate (-15). */
+     * zlib header (a common mistake) are retried as raw deflate (-15). The
+     * handler thread's inflater is reset, not rebuilt, per request. */
     for (int attempt = 0; attempt < 2; attempt++) {
-        z_stream zs;
-        memset(&zs, 0, sizeof zs);
-        if (inflateInit2(&zs, attempt == 0 ? 15 + 32 : -15) != Z_OK) {
+        int wbits = attempt == 0 ? 15 + 32 : -15;
+        z_stream *zp = &hw->zs;
+        if (!hw->z_ready) {
+            memset(zp, 0, sizeof *zp);
+            if (inflateInit2(zp, wbits) != Z_OK) {
+                http_error(resp, 503, "Out of memory", NULL);
+                return -1;
+            }
+            hw->z_ready = 1;
+        } else if (inflateReset2(zp, wbits) != Z_OK) {
             http_error(resp, 503, "Out of memory", NULL);
             return -1;
         }
@@ -218,22 +274,22 @@ static int http_decode_body(tsd_http_t *srv, http_req_t *r, const char *enc, htt
         uint8_t *out = malloc(cap + 1);
         size_t len = 0;
         int zrc = Z_OK;
-        zs.next_in = r->body;
-        zs.avail_in = (uInt)r->body_len;
+        zp->next_in = r->body;
+        zp->avail_in = (uInt)r->body_len;
         while (out) {
-            zs.next_out = out + len;
-            zs.avail_out = (uInt)(cap - len);
-            zrc = inflate(&zs, Z_NO_FLUSH);
-            len = cap - zs.avail_out;
+            zp->next_out = out + len;
+            zp->avail_out = (uInt)(cap - len);
+            zrc = inflate(zp, Z_NO_FLUSH);
+            len = cap - zp->avail_out;
             if (zrc == Z_STREAM_END) {
-                if (zs.avail_in == 0) break;
-                if (inflateReset(&zs) != Z_OK) break; /* another gzip member follows */
+                if (zp->avail_in == 0) break;
+                if (inflateReset(zp) != Z_OK) break; /* another gzip member follows */
                 continue;
             }
             if (zrc != Z_OK && zrc != Z_BUF_ERROR) break;
-            if (zs.avail_out > 0) { /* input exhausted before the end of the stream */
+            if (zp->avail_out > 0) { /* input exhausted before the end of the stream */
                 zrc = Z_DATA_ERROR;
-                zs.msg = (char *)"unexpected end of compressed data";
+                zp->msg = (char *)"unexpected end of compressed data";
                 break;
             }
             if (len > srv->max_body) break;
@@ -248,8 +304,7 @@ static int http_decode_body(tsd_http_t *srv, http_req_t *r, const char *enc, htt
             cap = ncap;
         }
         char zmsg[128];
-        snprintf(zmsg, sizeof zmsg, "%s", zs.msg ? zs.msg : "corrupt compressed data");
-        inflateEnd(&zs);
+        snprintf(zmsg, sizeof zmsg, "%s", zp->msg ? zp->msg : "corrupt compressed data");
         if (!out) {
             http_error(resp, 503, "Out of memory", "while decompressing the request body");
             return -1;
@@ -404,10 +459,9 @@ static enum MHD_Result http_too_large(tsd_http_t *srv, http_req_t *r, int close_
 
 /* ---- handler threads --------------------------------------------------------------------- */
 
-static void http_handle(tsd_http_t *srv, http_req_t *r)
+/* Counts the request, decodes its body, applies CORS and runs the API. */
+static void http_process(tsd_http_t *srv, http_req_t *r, http_response_t *resp)
 {
-    http_response_t resp;
-    http_response_init(&resp);
     http_request_t req = {
         .method = r->method,
         .path = r->url,
@@ -416,11 +470,36 @@ static void http_handle(tsd_http_t *srv, http_req_t *r)
         .header_fn = http_mhd_header,
     };
     tsd_count(srv->tsd, TSD_CTR_RPC_HTTP, 1);
-    if (http_decode_body(srv, r, http_header(&req, "Content-Encoding"), &resp) == 0) {
+    if (http_decode_body(srv, http_worker(), r, http_header(&req, "Content-Encoding"), resp) == 0) {
         req.body = r->body ? r->body : (const uint8_t *)"";
         req.body_len = r->body_len;
-        if (!http_cors(srv, &req, &resp)) api_handle(srv->tsd, &req, &resp);
+        if (!http_cors(srv, &req, resp)) api_handle(srv->tsd, &req, resp);
     }
+}
+
+/* The log failed under an answer that waited for it (the headers, CORS
+ * included, stay). */
+static void http_durable_failed(http_response_t *resp, const oct_errbuf_t *eb)
+{
+    resp->wait_durable = 0;
+    http_error(resp, 500, "Unable to write the data points to the log", eb->msg);
+}
+
+/* Blocks until resp may be sent. */
+static void http_wait_durable(tsd_http_t *srv, http_response_t *resp)
+{
+    oct_errbuf_t eb;
+    if (resp->wait_durable && tsdb_wait_durable(srv->tsd->db, resp->durable_seq, 0, -1, &eb))
+        http_durable_failed(resp, &eb);
+    resp->wait_durable = 0;
+}
+
+static void http_handle(tsd_http_t *srv, http_req_t *r)
+{
+    http_response_t resp;
+    http_response_init(&resp);
+    http_process(srv, r, &resp);
+    http_wait_durable(srv, &resp);
     r->state = REQ_ANSWERED;
     if (http_send(r, &resp) != MHD_YES)
         oct_log_warn("http", "could not queue the response to %s %s", r->method, r->url);
@@ -463,8 +542,129 @@ static void http_dispatch(tsd_http_t *srv, http_req_t *r)
     else
         srv->q_head = r;
     srv->q_tail = r;
-    pthread_cond_signal(&srv->cv);
+    /* Signalled after unlocking: a handler woken while we still hold the
+     * lock would only go back to sleep on it. */
     pthread_mutex_unlock(&srv->mu);
+    pthread_cond_signal(&srv->cv);
+}
+
+/* ---- puts answered by the polling thread ------------------------------------------------ */
+
+/* A small POST /api/put without ?sync is run by the polling thread itself:
+ * parsing and storing 50..500 points is short and never waits on a lock
+ * held for long, and the hand-off to a handler thread and back cost more
+ * than the work. Its answer waits only for the log's write(2), which the
+ * polling thread awaits for at most HTTP_INLINE_WAIT_MS (usually enough:
+ * the log thread writes at once for a waiter); past that the connection is
+ * suspended and the answer parked with the waiter thread, which waits once
+ * for the highest log position of everything parked and then sends and
+ * resumes them all. So a stalled log holds a polling thread for at most
+ * that long per request. Larger bodies (a gzip body may inflate up to the
+ * limit), ?sync and everything else go to the handler threads. */
+#define HTTP_INLINE_MAX_BODY    (256 * 1024)
+#define HTTP_INLINE_MAX_ENCODED (64 * 1024)
+#define HTTP_INLINE_WAIT_MS     1
+
+static int http_inline_ok(tsd_http_t *srv, http_req_t *r)
+{
+    if (strcmp(r->method, "POST") || strcasecmp(r->url, "/api/put")) return 0;
+    if (r->body_len > HTTP_INLINE_MAX_BODY) return 0;
+    const char *enc = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Encoding");
+    if (enc && *enc && strcasecmp(enc, "identity") && r->body_len > HTTP_INLINE_MAX_ENCODED)
+        return 0;
+    http_request_t req = {.query = r->query ? r->query : ""};
+    char b[2];
+    (void)srv;
+    return !http_param(&req, "sync", b, sizeof b);
+}
+
+/* Sends r->resp and resumes the connection (waiter thread). */
+static void http_finish_parked(http_req_t *r)
+{
+    r->state = REQ_ANSWERED;
+    if (http_send(r, &r->resp) != MHD_YES)
+        oct_log_warn("http", "could not queue the response to %s %s", r->method, r->url);
+    http_response_free(&r->resp);
+    MHD_resume_connection(r->conn); /* last touch, as in http_handle */
+}
+
+static void *http_waiter_main(void *arg)
+{
+    tsd_http_t *srv = arg;
+    pthread_setname_np(pthread_self(), "tsd-http-wal");
+    pthread_mutex_lock(&srv->w_mu);
+    for (;;) {
+        while (!srv->w_head && !srv->w_stop)
+            pthread_cond_wait(&srv->w_cv, &srv->w_mu);
+        http_req_t *list = srv->w_head;
+        if (!list) break;
+        srv->w_head = srv->w_tail = NULL;
+        pthread_mutex_unlock(&srv->w_mu);
+        /* The log is written in order: its highest position covers all. */
+        uint64_t max = 0;
+        for (http_req_t *r = list; r; r = r->next)
+            if (r->resp.durable_seq > max) max = r->resp.durable_seq;
+        oct_errbuf_t eb;
+        int rc = tsdb_wait_durable(srv->tsd->db, max, 0, -1, &eb);
+        while (list) {
+            http_req_t *r = list;
+            list = r->next;
+            oct_errbuf_t e2;
+            if (rc && tsdb_wait_durable(srv->tsd->db, r->resp.durable_seq, 0, 0, &e2))
+                http_durable_failed(&r->resp, &e2);
+            r->resp.wait_durable = 0;
+            http_finish_parked(r);
+        }
+        pthread_mutex_lock(&srv->w_mu);
+    }
+    pthread_mutex_unlock(&srv->w_mu);
+    return NULL;
+}
+
+/* Parks r (its answer in r->resp) until the log has written it. */
+static void http_defer(tsd_http_t *srv, http_req_t *r)
+{
+    r->state = REQ_DISPATCHED;
+    r->in_flight = 1;
+    atomic_fetch_add(&srv->in_flight, 1);
+    MHD_suspend_connection(r->conn);
+    r->next = NULL;
+    pthread_mutex_lock(&srv->w_mu);
+    if (srv->w_stop) { /* shutting down: no waiter any more */
+        pthread_mutex_unlock(&srv->w_mu);
+        http_wait_durable(srv, &r->resp);
+        http_finish_parked(r);
+        return;
+    }
+    if (srv->w_tail)
+        srv->w_tail->next = r;
+    else
+        srv->w_head = r;
+    srv->w_tail = r;
+    pthread_mutex_unlock(&srv->w_mu);
+    pthread_cond_signal(&srv->w_cv);
+}
+
+static enum MHD_Result http_run_inline(tsd_http_t *srv, http_req_t *r)
+{
+    http_response_t resp;
+    http_response_init(&resp);
+    http_process(srv, r, &resp);
+    if (resp.wait_durable) {
+        oct_errbuf_t eb;
+        int rc = tsdb_wait_durable(srv->tsd->db, resp.durable_seq, 0, HTTP_INLINE_WAIT_MS, &eb);
+        if (rc == OCT_EAGAIN) {
+            r->resp = resp; /* moved: r owns the buffers now */
+            http_defer(srv, r);
+            return MHD_YES;
+        }
+        if (rc) http_durable_failed(&resp, &eb);
+        resp.wait_durable = 0;
+    }
+    r->state = REQ_ANSWERED;
+    enum MHD_Result ok = http_send(r, &resp);
+    http_response_free(&resp);
+    return ok;
 }
 
 /* ---- libmicrohttpd callbacks ------------------------------------------------------------- */
@@ -478,6 +678,39 @@ static http_req_t *http_req_new(tsd_http_t *srv, const char *uri)
     return r;
 }
 
+/* A connection's own state: the body buffer of its last request, kept for
+ * the next one (a keep-alive client sends bodies of similar size, and a
+ * fresh malloc of each made the allocator grow and trim its heap by
+ * syscalls). Touched only by the connection's polling thread. */
+typedef struct {
+    uint8_t *buf;
+    size_t cap;
+} http_conn_t;
+
+#define HTTP_KEEP_BODY_MAX (1u << 20)
+
+static http_conn_t *http_conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* A body buffer of at least need bytes: the connection's kept one, or new. */
+static uint8_t *http_body_buf(struct MHD_Connection *conn, size_t need, size_t *cap)
+{
+    http_conn_t *hc = http_conn_of(conn);
+    if (hc && hc->buf && hc->cap >= need) {
+        uint8_t *b = hc->buf;
+        *cap = hc->cap;
+        hc->buf = NULL;
+        hc->cap = 0;
+        return b;
+    }
+    *cap = need;
+    return malloc(need);
+}
+
 static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     (void)conn;
@@ -487,13 +720,20 @@ static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *con
 static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                            enum MHD_RequestTerminationCode toe)
 {
-    (void)conn, (void)toe;
+    (void)toe;
     tsd_http_t *srv = cls;
     http_req_t *r = *con_cls;
     if (!r) return;
     if (r->in_flight) atomic_fetch_sub(&srv->in_flight, 1);
     free(r->query);
-    free(r->body);
+    http_conn_t *hc = r->body && r->body_cap <= HTTP_KEEP_BODY_MAX ? http_conn_of(conn) : NULL;
+    if (hc && (!hc->buf || hc->cap < r->body_cap)) {
+        free(hc->buf);
+        hc->buf = r->body;
+        hc->cap = r->body_cap;
+    } else {
+        free(r->body);
+    }
     free(r);
     *con_cls = NULL;
 }
@@ -501,10 +741,17 @@ static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                              enum MHD_ConnectionNotificationCode toe)
 {
-    (void)conn, (void)socket_context;
+    (void)conn;
     tsd_http_t *srv = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = calloc(1, sizeof(http_conn_t)); /* NULL: no reuse, no harm */
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        http_conn_t *hc = *socket_context;
+        if (hc) free(hc->buf);
+        free(hc);
+        *socket_context = NULL;
         atomic_fetch_sub_explicit(&srv->tsd->counters[TSD_CTR_CONN_OPEN], 1, memory_order_relaxed);
+    }
 }
 
 __attribute__((format(printf, 2, 0))) static void http_mhd_log(void *cls, const char *fmt,
@@ -539,9 +786,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
             unsigned long long n = strtoull(cl, NULL, 10);
             if (n > srv->max_body) return http_too_large(srv, r, 1);
             if (n > 0) {
-                r->body = malloc((size_t)n + 1);
+                r->body = http_body_buf(conn, (size_t)n + 1, &r->body_cap);
                 if (!r->body) return http_reply_now(r, 503, "Out of memory", NULL, 1);
-                r->body_cap = (size_t)n + 1;
             }
         }
         return MHD_YES;
@@ -574,6 +820,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
         }
         if (r->too_large) return http_too_large(srv, r, 0); /* body read: keep-alive */
         if (r->body) r->body[r->body_len] = '\0';
+        if (http_inline_ok(srv, r)) return http_run_inline(srv, r);
         http_dispatch(srv, r);
         return MHD_YES;
     default:
@@ -591,6 +838,8 @@ static void http_free(tsd_http_t *srv)
         free(srv->cors[i]);
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->cv);
+    pthread_mutex_destroy(&srv->w_mu);
+    pthread_cond_destroy(&srv->w_cv);
     free(srv->handlers);
     free(srv);
 }
@@ -604,6 +853,12 @@ static void http_stop_handlers(tsd_http_t *srv)
     for (int i = 0; i < srv->n_handlers; i++)
         pthread_join(srv->handlers[i], NULL);
     srv->n_handlers = 0;
+    pthread_mutex_lock(&srv->w_mu);
+    srv->w_stop = 1; /* the waiter answers what is parked, then exits */
+    pthread_cond_broadcast(&srv->w_cv);
+    pthread_mutex_unlock(&srv->w_mu);
+    if (srv->w_started) pthread_join(srv->w_thread, NULL);
+    srv->w_started = 0;
 }
 
 int http_server_start(tsd_ctx_t *tsd, int n_threads, tsd_http_t **out, oct_errbuf_t *eb)
@@ -612,6 +867,8 @@ int http_server_start(tsd_ctx_t *tsd, int n_threads, tsd_http_t **out, oct_errbu
     srv->tsd = tsd;
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
+    pthread_mutex_init(&srv->w_mu, NULL);
+    pthread_cond_init(&srv->w_cv, NULL);
     int64_t max_body = oct_config_get_int(tsd->cfg, "tsd.http.request.max_body_size");
     srv->max_body = max_body > 0 ? (uint64_t)max_body : 67108864u;
     /* zlib counts in 32-bit uInt: keep every buffer below 2 GiB. */
@@ -634,6 +891,13 @@ int http_server_start(tsd_ctx_t *tsd, int n_threads, tsd_http_t **out, oct_errbu
         }
         srv->n_handlers = i + 1;
     }
+    int we = pthread_create(&srv->w_thread, NULL, http_waiter_main, srv);
+    if (we) {
+        http_stop_handlers(srv);
+        http_free(srv);
+        return oct_err(eb, -we, "cannot start the HTTP log waiter thread: %s", strerror(we));
+    }
+    srv->w_started = 1;
 
     /* libmicrohttpd's default limit is FD_SETSIZE even with epoll, split
      * across its threads: far too few. tsd.core.connections.limit is
