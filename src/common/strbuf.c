@@ -61,9 +61,16 @@ void oct_strbuf_printf(oct_strbuf_t *sb, const char *fmt, ...)
 void oct_strbuf_json_string(oct_strbuf_t *sb, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
+    /* Runs of bytes that need no escape are copied whole: names are almost
+     * always one such run, and a call per byte was most of a lookup's CPU. */
+    strbuf_reserve(sb, n + 2);
     oct_strbuf_append(sb, "\"", 1);
+    size_t run = 0; /* start of the pending unescaped run */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        oct_strbuf_append(sb, s + run, i - run);
+        run = i + 1;
         switch (c) {
         case '"':
             oct_strbuf_append(sb, "\\\"", 2);
@@ -80,15 +87,13 @@ void oct_strbuf_json_string(oct_strbuf_t *sb, const char *s, size_t n)
         case '\t':
             oct_strbuf_append(sb, "\\t", 2);
             break;
-        default:
-            if (c < 0x20) {
-                const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-                oct_strbuf_append(sb, esc, 6);
-            } else {
-                oct_strbuf_append(sb, &s[i], 1);
-            }
+        default: {
+            const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            oct_strbuf_append(sb, esc, 6);
+        }
         }
     }
+    oct_strbuf_append(sb, s + run, n - run);
     oct_strbuf_append(sb, "\"", 1);
 }
 
