@@ -19,19 +19,13 @@
 #include "common/xmalloc.h"
 #include "query/query.h"
 #include "testutil.h"
+#include "tsdb_fixture.h"
 #include "tsdb/query_exec.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
 #define H0   1356998400LL /* 2013-01-01T00:00:00Z */
 #define S(x) ((H0 + (x)) * 1000LL)
-
-typedef struct {
-    char *dir;
-    tsdb_t *db;
-} fx_t;
-
-static fx_t *g_fx;
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -99,28 +93,9 @@ static void load_data(void)
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    fx->dir = tu_tempdir();
-    oct_config_t *cfg = oct_config_new();
-    oct_errbuf_t eb;
-    assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", fx->dir, &eb), 0);
-    assert_int_equal(oct_config_set(cfg, "tsd.core.auto_create_metrics", "true", &eb), 0);
-    int rc = tsdb_open(cfg, 0, &fx->db, &eb);
-    if (rc) fail_msg("tsdb_open: %s", eb.msg);
-    oct_config_free(cfg);
-    g_fx = fx;
+    fx_t *fx = tsdb_fx_open();
     load_data();
     *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    tsdb_close(fx->db);
-    tu_rmrf(fx->dir);
-    free(fx->dir);
-    free(fx);
     return 0;
 }
 
@@ -585,5 +560,5 @@ int main(void)
         cmocka_unit_test(test_scan_window),
         cmocka_unit_test(test_flush_and_delete),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tsdb_fx_teardown);
 }

@@ -20,6 +20,7 @@
 #include "common/config.h"
 #include "query/query.h"
 #include "testutil.h"
+#include "tsdb_fixture.h"
 #include "tsdb/annotation.h"
 #include "tsdb/query_exec.h"
 #include "tsdb/tsdb.h"
@@ -27,13 +28,6 @@
 
 #define H0   1356998400LL /* 2013-01-01T00:00:00Z */
 #define S(x) ((H0 + (x)) * 1000LL)
-
-typedef struct {
-    char *dir;
-    tsdb_t *db;
-} fx_t;
-
-static fx_t *g_fx;
 
 static void put(const char *m, const char *host, int64_t ts_ms, int is_float, int64_t i, double f)
 {
@@ -54,16 +48,8 @@ static void put(const char *m, const char *host, int64_t ts_ms, int is_float, in
  * Flushed, so the query reads blocks from the store. */
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    fx->dir = tu_tempdir();
-    oct_config_t *cfg = oct_config_new();
+    fx_t *fx = tsdb_fx_open();
     oct_errbuf_t eb;
-    assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", fx->dir, &eb), 0);
-    assert_int_equal(oct_config_set(cfg, "tsd.core.auto_create_metrics", "true", &eb), 0);
-    int rc = tsdb_open(cfg, 0, &fx->db, &eb);
-    if (rc) fail_msg("tsdb_open: %s", eb.msg);
-    oct_config_free(cfg);
-    g_fx = fx;
     PI("ds.t", "a", 0, 1);
     PI("ds.t", "a", 10, 2);
     PI("ds.t", "a", 20, 4);
@@ -79,16 +65,6 @@ static int setup(void **state)
     PF("ds.t", "c", 10, 0.5);
     if (tsdb_flush(fx->db, &eb)) fail_msg("flush: %s", eb.msg);
     *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    tsdb_close(fx->db);
-    tu_rmrf(fx->dir);
-    free(fx->dir);
-    free(fx);
     return 0;
 }
 
@@ -412,5 +388,5 @@ int main(void)
         cmocka_unit_test(test_annotations_with_rows),
         cmocka_unit_test(test_annotations_parallel_group),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tsdb_fx_teardown);
 }

@@ -24,19 +24,13 @@
 #include "common/config.h"
 #include "query/query.h"
 #include "testutil.h"
+#include "tsdb_fixture.h"
 #include "tsdb/query_exec.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
 #define H0   1356998400LL /* 2013-01-01T00:00:00Z */
 #define S(x) ((H0 + (x)) * 1000LL)
-
-typedef struct {
-    char *dir;
-    tsdb_t *db;
-} fx_t;
-
-static fx_t *g_fx;
 
 static void put(const char *host, int64_t ts_ms, int is_float, int64_t i, double f)
 {
@@ -165,16 +159,7 @@ static double model_bucket(const mpt_t *p, size_t n, const char *fn)
  * other point flushed, then the rest as second blocks; r3 all in the head. */
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    fx->dir = tu_tempdir();
-    oct_config_t *cfg = oct_config_new();
-    oct_errbuf_t eb;
-    assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", fx->dir, &eb), 0);
-    assert_int_equal(oct_config_set(cfg, "tsd.core.auto_create_metrics", "true", &eb), 0);
-    int rc = tsdb_open(cfg, 0, &fx->db, &eb);
-    if (rc) fail_msg("tsdb_open: %s", eb.msg);
-    oct_config_free(cfg);
-    g_fx = fx;
+    fx_t *fx = tsdb_fx_open();
     static const char *hs[] = {"a", "h", "l"};
     for (int k = 0; k < 3; k++) {
         put(hs[k], S(3590), 0, 1, 0);
@@ -198,16 +183,6 @@ static int setup(void **state)
     put_r(1, S(2 * 3600), S(3 * 3600), -1);
     put_r(3, S(0), S(3 * 3600), -1);
     *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    tsdb_close(fx->db);
-    tu_rmrf(fx->dir);
-    free(fx->dir);
-    free(fx);
     return 0;
 }
 
@@ -344,5 +319,5 @@ int main(void)
         cmocka_unit_test(test_straddle),
         cmocka_unit_test(test_model),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tsdb_fx_teardown);
 }
