@@ -21,37 +21,11 @@
 
 #include "common/bytes.h"
 #include "common/err.h"
+#include "common/pow10.h"
 
 #define FRAME       32 /* values per bit-packing frame */
 #define MAX_DEC_EXP 18 /* 10^18 is the largest power of ten in an int64 */
 #define N_SAMPLES   15 /* values sampled to pick a base */
-
-static const uint64_t pow10_u[MAX_DEC_EXP + 1] = {
-    1ull,
-    10ull,
-    100ull,
-    1000ull,
-    10000ull,
-    100000ull,
-    1000000ull,
-    10000000ull,
-    100000000ull,
-    1000000000ull,
-    10000000000ull,
-    100000000000ull,
-    1000000000000ull,
-    10000000000000ull,
-    100000000000000ull,
-    1000000000000000ull,
-    10000000000000000ull,
-    100000000000000000ull,
-    1000000000000000000ull,
-};
-/* Exact as doubles: every power of ten up to 10^22 is representable. */
-static const double pow10_d[MAX_DEC_EXP + 1] = {
-    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
-    1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
-};
 
 static inline uint64_t dbits(double f)
 {
@@ -104,10 +78,10 @@ static inline uint64_t div_unit(uint64_t x, uint64_t unit)
  * the printed value. */
 static inline int dec_scale(double f, unsigned e, int64_t *m)
 {
-    double x = f * pow10_d[e];
+    double x = f * oct_pow10_f64[e];
     if (!(fabs(x) <= 9007199254740992.0)) return 0; /* also rejects NaN, Inf */
     int64_t r = (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
-    if (dbits((double)r / pow10_d[e]) != dbits(f)) return 0;
+    if (dbits((double)r / oct_pow10_f64[e]) != dbits(f)) return 0;
     *m = r;
     return 1;
 }
@@ -134,7 +108,7 @@ static int find_dec_exp(const codec_point_t *pts, size_t n)
             if (grew && !dec_scale(pts[i].val.f, e, &m)) return -1;
         } else if (e) {
             int64_t prod;
-            if (__builtin_mul_overflow(pts[i].val.i, (int64_t)pow10_u[e], &prod)) return -1;
+            if (__builtin_mul_overflow(pts[i].val.i, (int64_t)oct_pow10_u64[e], &prod)) return -1;
         }
     }
     return (int)e;
@@ -144,8 +118,8 @@ static int find_dec_exp(const codec_point_t *pts, size_t n)
  * to be exact by find_dec_exp). */
 static inline uint64_t point_m(const codec_point_t *p, unsigned e)
 {
-    if (!p->is_float) return (uint64_t)p->val.i * pow10_u[e];
-    double x = p->val.f * pow10_d[e];
+    if (!p->is_float) return (uint64_t)p->val.i * oct_pow10_u64[e];
+    double x = p->val.f * oct_pow10_f64[e];
     return (uint64_t)(int64_t)(x < 0 ? x - 0.5 : x + 0.5);
 }
 
@@ -586,14 +560,14 @@ ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, siz
         if (i == 0) continue;
         if (pts[i].ts_ms <= pts[i - 1].ts_ms) return OCT_EINVAL;
         uint64_t diff = (uint64_t)pts[i].ts_ms - (uint64_t)pts[0].ts_ms;
-        while (k && diff - div_unit(diff, pow10_u[k]) * pow10_u[k])
+        while (k && diff - div_unit(diff, oct_pow10_u64[k]) * oct_pow10_u64[k])
             k--;
         if (i >= 2 && (uint64_t)pts[i].ts_ms - (uint64_t)pts[i - 1].ts_ms !=
                           (uint64_t)pts[1].ts_ms - (uint64_t)pts[0].ts_ms)
             regular = 0;
     }
     if (n == 0) k = 0;
-    uint64_t unit = pow10_u[k];
+    uint64_t unit = oct_pow10_u64[k];
     unsigned types = n_float == 0 ? 0 : n_float == n ? 1 : 2;
     inf.ts_unit_exp = k;
 
@@ -761,7 +735,7 @@ int codec_block_iter_init(codec_block_iter_t *it, const uint8_t *in, size_t len)
         it->ts_order = (uint8_t)((h >> 3) & 1);
         if ((h & 7) > 3 || (h >> 4) || (it->ts_order && it->ts_mode != CODEC_BLOCK_TS_GRID))
             return OCT_ECORRUPT;
-        it->unit = pow10_u[h & 7];
+        it->unit = oct_pow10_u64[h & 7];
         if (uvarint_get(&p, end, &it->delta)) return OCT_ECORRUPT;
         if (it->ts_mode == CODEC_BLOCK_TS_GRID && get_svarint(&p, end, &it->tsi.base))
             return OCT_ECORRUPT;
@@ -850,9 +824,9 @@ int codec_block_iter_next(codec_block_iter_t *it, codec_point_t *pt)
         }
         it->m = m;
         if (is_float) {
-            pt->val.f = (double)(int64_t)m / pow10_d[it->dec_exp];
+            pt->val.f = (double)(int64_t)m / oct_pow10_f64[it->dec_exp];
         } else if (it->dec_exp) {
-            int64_t sm = (int64_t)m, q = (int64_t)pow10_u[it->dec_exp];
+            int64_t sm = (int64_t)m, q = (int64_t)oct_pow10_u64[it->dec_exp];
             if (sm % q) return iter_fail(it);
             pt->val.i = sm / q;
         } else {
@@ -1101,8 +1075,8 @@ DEC_INLINE int decode_vals(codec_block_iter_t *it, uint64_t *out, size_t st, uin
         }
         uint64_t m = it->m;
         unsigned e = it->dec_exp;
-        double scale = pow10_d[e];
-        int64_t q = (int64_t)pow10_u[e];
+        double scale = oct_pow10_f64[e];
+        int64_t q = (int64_t)oct_pow10_u64[e];
         if (it->types == 1) {
             /* The levels first, then the divisions two at a time: a
              * division is the slow step, and the lanes of a vector division

@@ -26,10 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const double pow10_exact[23] = {
-    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
+#include "common/pow10.h"
 
 /* Parses printf's "%.*e" output of a positive value: digits to dig (returns
  * their count), exponent to *e. */
@@ -89,7 +86,7 @@ static int reads_back(const char *c, int n, int ce, double a)
 #if FLT_EVAL_METHOD == 0 /* with excess precision (x87) the fast path double-rounds */
     if (m <= (UINT64_C(1) << 53) && k >= -22 && k <= 22) {
         double x = (double)m;
-        x = k >= 0 ? x * pow10_exact[k] : x / pow10_exact[-k];
+        x = k >= 0 ? x * oct_pow10_f64[k] : x / oct_pow10_f64[-k];
         return x == a;
     }
 #endif
@@ -106,27 +103,6 @@ static int reads_back(const char *c, int n, int ce, double a)
 }
 
 static int digits_slow(double v, int min_prec, char *dig, int *exp10, int *prec);
-
-static const uint64_t pow10_u64[18] = {
-    1ull,
-    10ull,
-    100ull,
-    1000ull,
-    10000ull,
-    100000ull,
-    1000000ull,
-    10000000ull,
-    100000000ull,
-    1000000000ull,
-    10000000000ull,
-    100000000000ull,
-    1000000000000ull,
-    10000000000000ull,
-    100000000000000ull,
-    1000000000000000ull,
-    10000000000000000ull,
-    100000000000000000ull,
-};
 
 /* 5^0 .. 5^27 (5^27 < 2^63). */
 static const uint64_t pow5_u64[28] = {
@@ -209,8 +185,8 @@ static int exact17(double a, uint64_t *n, int *fr, int *e)
         uint64_t rem = (uint64_t)(num % p5); /* 5^t is odd: never exactly half */
         cls = rem == 0 ? FR_ZERO : 2 * (u128)rem < p5 ? FR_BELOW : FR_ABOVE;
     }
-    if (n0 < pow10_u64[16]) return 0; /* e0 overshot: not expected, but stay exact */
-    if (n0 >= pow10_u64[17]) {        /* E was e0 + 1: move one digit into f */
+    if (n0 < oct_pow10_u64[16]) return 0; /* e0 overshot: not expected, but stay exact */
+    if (n0 >= oct_pow10_u64[17]) {        /* E was e0 + 1: move one digit into f */
         unsigned r = (unsigned)(n0 % 10);
         n0 /= 10;
         e0++;
@@ -221,7 +197,7 @@ static int exact17(double a, uint64_t *n, int *fr, int *e)
         else
             cls = (r == 0 && cls == FR_ZERO) ? FR_ZERO : FR_BELOW;
     }
-    if (n0 >= pow10_u64[17]) return 0; /* not expected either */
+    if (n0 >= oct_pow10_u64[17]) return 0; /* not expected either */
     *n = n0;
     *fr = cls;
     *e = e0;
@@ -234,7 +210,7 @@ static uint64_t div_pow10(uint64_t n, int j)
     switch (j) {
 #define C(k)                                                                                       \
     case k:                                                                                        \
-        return n / pow10_u64[k];
+        return n / oct_pow10_u64[k];
         C(0) C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12) C(13) C(14) C(15) C(16)
 #undef C
     }
@@ -246,7 +222,7 @@ static uint64_t div_pow10(uint64_t n, int j)
 static uint64_t round_exact(uint64_t n, int fr, int e, int p, int *ce)
 {
     int j = p >= 17 ? 0 : 17 - p; /* p in 1..17 */
-    uint64_t qn = div_pow10(n, j), r = n - qn * pow10_u64[j], half = pow10_u64[j] / 2;
+    uint64_t qn = div_pow10(n, j), r = n - qn * oct_pow10_u64[j], half = oct_pow10_u64[j] / 2;
     int up;
     if (j == 0)
         up = fr == FR_ABOVE || (fr == FR_HALF && (qn & 1));
@@ -256,8 +232,8 @@ static uint64_t round_exact(uint64_t n, int fr, int e, int p, int *ce)
         up = fr != FR_ZERO || (qn & 1);
     qn += (uint64_t)up;
     *ce = e;
-    if (qn == pow10_u64[p]) {
-        qn = pow10_u64[p - 1];
+    if (qn == oct_pow10_u64[p]) {
+        qn = oct_pow10_u64[p - 1];
         (*ce)++;
     }
     return qn;
@@ -273,7 +249,7 @@ static int int_reads_back(uint64_t m, int k, double a)
 #if FLT_EVAL_METHOD == 0 /* with excess precision (x87) the fast path double-rounds */
     if (m <= (UINT64_C(1) << 53) && k >= -22 && k <= 22) {
         double x = (double)m;
-        x = k >= 0 ? x * pow10_exact[k] : x / pow10_exact[-k];
+        x = k >= 0 ? x * oct_pow10_f64[k] : x / oct_pow10_f64[-k];
         return x == a;
     }
 #endif
