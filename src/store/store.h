@@ -2,9 +2,11 @@
  *
  * The layers above (uid, tsdb, query) see OpenTSDB's model: named tables made
  * of rows, each row a sorted set of family:qualifier -> value cells. They never
- * see the engine. Today the engine is RocksDB in one data dir (store_rocksdb.c);
- * the planned distributed one is Ceph RADOS. What makes both possible is the
- * PARTITION:
+ * see the engine. store_open picks one by name (store_options_t.backend, the
+ * key tsd.storage.backend) from the registry in store_backend.h; every call
+ * on the store then goes to that backend. Today the only engine is RocksDB in
+ * one data dir (store_rocksdb.c); the planned distributed one is Ceph RADOS.
+ * What makes both possible is the PARTITION:
  *
  *   - Every cell belongs to exactly one partition of its table, and the caller
  *     always names it. The layer that owns a table defines them:
@@ -50,6 +52,7 @@
 #include <stdint.h>
 
 #include "common/bytes.h"
+#include "common/config.h"
 #include "common/err.h"
 
 typedef enum {
@@ -69,6 +72,9 @@ typedef struct {
     const char *table_names[STORE_TABLE_COUNT]; /* NULL entries take the defaults */
     int read_only;                              /* open without the write lock */
     size_t block_cache_mb;                      /* 0 = backend default */
+    const char *backend;                        /* tsd.storage.backend; NULL or "" = "rocksdb" */
+    const oct_config_t *cfg;                    /* borrowed for store_open only: the backend's
+                                                 * own settings; NULL = its defaults */
 } store_options_t;
 
 /* Defaults: "tsdb", "tsdb-uid", "tsdb-meta", "tsdb-tree", "octsdb-sys". */
@@ -135,10 +141,12 @@ enum {
     STORE_SYNC = 1u << 0, /* durable on stable storage before returning */
 };
 
-/* Opens (creating if needed) the store in opts->dir; every table exists after
- * a successful open. Returns OCT_ELOCKED if another process holds the dir,
- * OCT_EIO otherwise, with detail in eb. *out is owned by the caller and must
- * be released with store_close. May block. */
+/* Opens (creating if needed) the store in opts->dir with the backend named
+ * opts->backend; every table exists after a successful open. Returns
+ * OCT_ECONFIG for an unknown backend (nothing is created; eb names
+ * tsd.storage.backend and the known backends), OCT_ELOCKED if another
+ * process holds the dir, OCT_EIO otherwise, with detail in eb. *out is owned
+ * by the caller and must be released with store_close. May block. */
 OCT_MUST_CHECK int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb);
 
 /* Flushes what the backend holds in memory and releases everything. NULL ok. */

@@ -1,4 +1,5 @@
-/* store_rocksdb.c -- the store.h contract on one embedded RocksDB database.
+/* store_rocksdb.c -- the store.h contract on one embedded RocksDB database:
+ * the backend "rocksdb", seen from outside only as store_rocksdb_methods.
  *
  * One database per data dir, one column family per table. Every cell is one
  * key/value pair whose key is enc(partition) | enc(row) | family | 00 |
@@ -34,6 +35,7 @@
 #include <rocksdb/c.h>
 
 #include "common/xmalloc.h"
+#include "store/store_builtin.h"
 #include "store/store_int.h"
 
 #define STORE_STRIPES          256
@@ -43,7 +45,8 @@
 #define STORE_QUALIFIER_MAX    65535
 #define STORE_DEFAULT_CACHE_MB 64
 
-struct store {
+typedef struct {
+    store_t base; /* first: store.c dispatches through base.methods */
     rocksdb_t *db;
     rocksdb_options_t *opts;
     rocksdb_cache_t *cache;
@@ -55,10 +58,11 @@ struct store {
     char *dir;
     int read_only;
     pthread_mutex_t stripes[STORE_STRIPES];
-};
+} rdb_store_t;
 
-struct store_scanner {
-    store_t *st;
+typedef struct {
+    store_scanner_t base; /* first, as in rdb_store_t */
+    rdb_store_t *st;
     rocksdb_readoptions_t *ro;
     rocksdb_iterator_t *it;
     uint8_t *lower, *upper; /* iterator bounds; must outlive the iterator */
@@ -71,7 +75,9 @@ struct store_scanner {
     uint8_t *rp;  /* enc(part) | enc(row) of the current row, then a spare byte */
     uint8_t *row; /* decoded row key of the current row */
     size_t cap;   /* capacity of rp and row */
-};
+} rdb_scanner_t;
+
+static int rdb_flush(store_t *base, oct_errbuf_t *eb);
 
 /* ---------- key encoding (store_int.h) ---------- */
 
@@ -192,14 +198,14 @@ static int check_qualifier(oct_slice_t q, oct_errbuf_t *eb)
     return 0;
 }
 
-static int check_table(const store_t *st, store_table_t t, oct_errbuf_t *eb)
+static int check_table(const rdb_store_t *st, store_table_t t, oct_errbuf_t *eb)
 {
     if (!st || (unsigned)t >= STORE_TABLE_COUNT)
         return oct_err(eb, OCT_EINVAL, "no such table %d", (int)t);
     return 0;
 }
 
-static int check_writable(const store_t *st, oct_errbuf_t *eb)
+static int check_writable(const rdb_store_t *st, oct_errbuf_t *eb)
 {
     if (st->read_only) return oct_err(eb, OCT_EINVAL, "store %s is open read-only", st->dir);
     return 0;
@@ -370,7 +376,7 @@ static rocksdb_options_t *make_options(const store_options_t *o, rocksdb_cache_t
     return opts;
 }
 
-static void store_free(store_t *st)
+static void rdb_destroy(rdb_store_t *st)
 {
     for (size_t i = 0; i < st->n_handles; i++)
         rocksdb_column_family_handle_destroy(st->handles[i]);
@@ -423,7 +429,7 @@ static void log_dir_discard(char *dir)
     free(dir);
 }
 
-int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
+static int rdb_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
 {
     *out = NULL;
     if (!opts || !opts->dir || !*opts->dir)
@@ -445,7 +451,7 @@ int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
             return oct_err(eb, OCT_EIO, "cannot create data dir %s: %s", opts->dir, strerror(-rc));
     }
 
-    store_t *st = xcalloc(1, sizeof *st);
+    rdb_store_t *st = xcalloc(1, sizeof *st);
     st->dir = xstrdup(opts->dir);
     st->read_only = opts->read_only;
     for (int i = 0; i < STORE_STRIPES; i++)
@@ -525,15 +531,17 @@ int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
     if (exist) rocksdb_list_column_families_destroy(exist, n_exist);
     log_dir_discard(log_dir);
     if (rc) {
-        store_free(st);
+        rdb_destroy(st);
         return rc;
     }
-    *out = st;
+    st->base.methods = &store_rocksdb_methods;
+    *out = &st->base;
     return 0;
 }
 
-int store_is_read_only(const store_t *st)
+static int rdb_is_read_only(const store_t *base)
 {
+    const rdb_store_t *st = (const rdb_store_t *)base;
     return st->read_only;
 }
 
@@ -545,7 +553,7 @@ int store_is_read_only(const store_t *st)
  * background error and just fails. The tombstone goes to the default
  * column family, which holds no table. Returns NULL or RocksDB's error
  * (free with rocksdb_free). */
-static char *rdb_sync_wal(store_t *st)
+static char *rdb_sync_wal(rdb_store_t *st)
 {
     static const char key[] = "octsdb-sync";
     char *err = NULL;
@@ -553,8 +561,9 @@ static char *rdb_sync_wal(store_t *st)
     return err;
 }
 
-void store_close(store_t *st)
+static void rdb_close(store_t *base)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     if (!st) return;
     if (!st->read_only) {
         /* Memtables to table files, as store.h promises: a data dir at rest
@@ -562,7 +571,7 @@ void store_close(store_t *st)
          * (and its size on disk is what it will stay). A flush that fails
          * (disk full) leaves the data in RocksDB's log, still replayed. */
         oct_errbuf_t feb;
-        if (store_flush(st, &feb) != 0) {
+        if (rdb_flush(&st->base, &feb) != 0) {
             /* nothing lost: RocksDB's log still holds it */
         }
         /* Writes made without STORE_SYNC are in the OS page cache; make them
@@ -570,7 +579,7 @@ void store_close(store_t *st)
         char *err = rdb_sync_wal(st);
         if (err) rocksdb_free(err);
     }
-    store_free(st);
+    rdb_destroy(st);
 }
 
 /* ---------- reads ---------- */
@@ -581,7 +590,7 @@ void store_close(store_t *st)
  * through it: seeks to the lower bound and stops at the upper one itself, so
  * one iterator serves every row of a multi-get (RocksDB's iterator creation
  * and bound set-up cost more than the seek, per row). */
-static int read_row_with(store_t *st, rocksdb_iterator_t *it, oct_slice_t row, size_t rp_len,
+static int read_row_with(rdb_store_t *st, rocksdb_iterator_t *it, oct_slice_t row, size_t rp_len,
                          const kbuf_t *b, size_t lower_len, size_t upper_off, store_result_t *out,
                          oct_errbuf_t *eb)
 {
@@ -614,7 +623,7 @@ static int read_row_with(store_t *st, rocksdb_iterator_t *it, oct_slice_t row, s
     return rc ? rc : count;
 }
 
-static int get_one(store_t *st, rocksdb_iterator_t *it, oct_slice_t part, oct_slice_t row,
+static int get_one(rdb_store_t *st, rocksdb_iterator_t *it, oct_slice_t part, oct_slice_t row,
                    oct_slice_t family, store_result_t *out, kbuf_t *b, oct_errbuf_t *eb)
 {
     int rc;
@@ -627,9 +636,10 @@ static int get_one(store_t *st, rocksdb_iterator_t *it, oct_slice_t part, oct_sl
     return read_row_with(st, it, row, rp_len, b, ll, uo, out, eb);
 }
 
-int store_get(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row, oct_slice_t family,
-              store_result_t *out, oct_errbuf_t *eb)
+static int rdb_get(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t row,
+                   oct_slice_t family, store_result_t *out, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc = check_table(st, t, eb);
     if (rc) return rc;
     kbuf_t b = {0};
@@ -640,9 +650,10 @@ int store_get(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row, o
     return rc;
 }
 
-int store_multi_get(store_t *st, store_table_t t, const store_key_t *keys, size_t n,
-                    oct_slice_t family, store_result_t *out, oct_errbuf_t *eb)
+static int rdb_multi_get(store_t *base, store_table_t t, const store_key_t *keys, size_t n,
+                         oct_slice_t family, store_result_t *out, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc = check_table(st, t, eb);
     if (rc) return rc;
     kbuf_t b = {0};
@@ -666,7 +677,7 @@ int store_multi_get(store_t *st, store_table_t t, const store_key_t *keys, size_
 
 /* Point read under RocksDB's default read options: the latest committed
  * value. *val is malloc'd by RocksDB (free with rocksdb_free), NULL if absent. */
-static int read_cell(store_t *st, store_table_t t, oct_slice_t part, const store_cell_t *c,
+static int read_cell(rdb_store_t *st, store_table_t t, oct_slice_t part, const store_cell_t *c,
                      kbuf_t *b, char **val, size_t *vl, oct_errbuf_t *eb)
 {
     char *err = NULL;
@@ -676,9 +687,11 @@ static int read_cell(store_t *st, store_table_t t, oct_slice_t part, const store
     return 0;
 }
 
-int store_get_cell(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row,
-                   oct_slice_t family, oct_slice_t qualifier, store_result_t *out, oct_errbuf_t *eb)
+static int rdb_get_cell(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t row,
+                        oct_slice_t family, oct_slice_t qualifier, store_result_t *out,
+                        oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc;
     if ((rc = check_table(st, t, eb)) || (rc = check_part(part, eb)) || (rc = check_row(row, eb)) ||
         (rc = check_family(family, 0, eb)) || (rc = check_qualifier(qualifier, eb)))
@@ -698,7 +711,7 @@ int store_get_cell(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t r
 
 /* ---------- writes ---------- */
 
-static int commit(store_t *st, rocksdb_writebatch_t *wb, unsigned flags, oct_errbuf_t *eb)
+static int commit(rdb_store_t *st, rocksdb_writebatch_t *wb, unsigned flags, oct_errbuf_t *eb)
 {
     char *err = NULL;
     rocksdb_write(st->db, (flags & STORE_SYNC) ? st->wo_sync : st->wo, wb, &err);
@@ -706,9 +719,10 @@ static int commit(store_t *st, rocksdb_writebatch_t *wb, unsigned flags, oct_err
     return 0;
 }
 
-int store_write(store_t *st, store_table_t t, const store_op_t *ops, size_t n, unsigned flags,
-                oct_errbuf_t *eb)
+static int rdb_write(store_t *base, store_table_t t, const store_op_t *ops, size_t n,
+                     unsigned flags, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc;
     if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb))) return rc;
     uint64_t want[STORE_STRIPES / 64] = {0};
@@ -735,8 +749,8 @@ int store_write(store_t *st, store_table_t t, const store_op_t *ops, size_t n, u
 
 /* Evaluates the checks; 0 if all hold, OCT_ECASFAIL or an error otherwise.
  * Caller holds the partition's stripe. */
-static int eval_checks(store_t *st, store_table_t t, oct_slice_t part, const store_check_t *checks,
-                       size_t n, kbuf_t *b, oct_errbuf_t *eb)
+static int eval_checks(rdb_store_t *st, store_table_t t, oct_slice_t part,
+                       const store_check_t *checks, size_t n, kbuf_t *b, oct_errbuf_t *eb)
 {
     for (size_t i = 0; i < n; i++) {
         char *val;
@@ -754,10 +768,11 @@ static int eval_checks(store_t *st, store_table_t t, oct_slice_t part, const sto
     return 0;
 }
 
-int store_cas(store_t *st, store_table_t t, oct_slice_t part, const store_check_t *checks,
-              size_t n_checks, const store_op_t *ops, size_t n_ops, unsigned flags,
-              oct_errbuf_t *eb)
+static int rdb_cas(store_t *base, store_table_t t, oct_slice_t part, const store_check_t *checks,
+                   size_t n_checks, const store_op_t *ops, size_t n_ops, unsigned flags,
+                   oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc;
     if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb)) ||
         (rc = check_part(part, eb)))
@@ -788,10 +803,11 @@ int store_cas(store_t *st, store_table_t t, oct_slice_t part, const store_check_
     return rc;
 }
 
-int store_incr(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row, oct_slice_t family,
-               oct_slice_t qualifier, int64_t delta, int64_t *out_new, unsigned flags,
-               oct_errbuf_t *eb)
+static int rdb_incr(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t row,
+                    oct_slice_t family, oct_slice_t qualifier, int64_t delta, int64_t *out_new,
+                    unsigned flags, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc;
     if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb)) ||
         (rc = check_part(part, eb)) || (rc = check_row(row, eb)) ||
@@ -828,9 +844,10 @@ int store_incr(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row, 
 
 /* ---------- scans ---------- */
 
-int store_scan_open(store_t *st, store_table_t t, const store_scan_spec_t *spec,
-                    store_scanner_t **out, oct_errbuf_t *eb)
+static int rdb_scan_open(store_t *base, store_table_t t, const store_scan_spec_t *spec,
+                         store_scanner_t **out, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc;
     *out = NULL;
     if ((rc = check_table(st, t, eb)) || (rc = check_part(spec->part, eb)) ||
@@ -839,7 +856,7 @@ int store_scan_open(store_t *st, store_table_t t, const store_scan_spec_t *spec,
     if (spec->start_row.len > STORE_ROW_MAX || spec->stop_row.len > STORE_ROW_MAX)
         return oct_err(eb, OCT_EINVAL, "scan bound longer than %d bytes", STORE_ROW_MAX);
 
-    store_scanner_t *sc = xcalloc(1, sizeof *sc);
+    rdb_scanner_t *sc = xcalloc(1, sizeof *sc);
     sc->st = st;
     sc->plen = store__enc_len(spec->part);
     /* lower = P|enc(start) (or P); upper = P|enc(stop) (or succ(P)) */
@@ -867,12 +884,13 @@ int store_scan_open(store_t *st, store_table_t t, const store_scan_spec_t *spec,
     /* The iterator pins one sequence number at creation: the scan's snapshot. */
     sc->it = rocksdb_create_iterator_cf(st->db, sc->ro, st->cf[t]);
     rocksdb_iter_seek(sc->it, (const char *)sc->lower, sc->lower_len);
-    *out = sc;
+    sc->base.methods = &store_rocksdb_methods;
+    *out = &sc->base;
     return 0;
 }
 
 /* Seeks to the first key after the current row (succ(R), R in sc->rp). */
-static void scan_skip_row(store_scanner_t *sc, size_t rp_len)
+static void scan_skip_row(rdb_scanner_t *sc, size_t rp_len)
 {
     uint8_t last = sc->rp[rp_len - 1];
     sc->rp[rp_len - 1] = 0x02;
@@ -885,8 +903,9 @@ static int in_row(const uint8_t *k, size_t kl, const uint8_t *rp, size_t rp_len)
     return kl > rp_len && memcmp(k, rp, rp_len) == 0;
 }
 
-int store_scan_next(store_scanner_t *sc, store_result_t *row, oct_errbuf_t *eb)
+static int rdb_scan_next(store_scanner_t *base, store_result_t *row, oct_errbuf_t *eb)
 {
+    rdb_scanner_t *sc = (rdb_scanner_t *)base;
     store_result_reset(row);
     for (;;) {
         if (!rocksdb_iter_valid(sc->it)) {
@@ -945,8 +964,9 @@ int store_scan_next(store_scanner_t *sc, store_result_t *row, oct_errbuf_t *eb)
     }
 }
 
-void store_scan_close(store_scanner_t *sc)
+static void rdb_scan_close(store_scanner_t *base)
 {
+    rdb_scanner_t *sc = (rdb_scanner_t *)base;
     if (!sc) return;
     rocksdb_iter_destroy(sc->it);
     rocksdb_readoptions_destroy(sc->ro);
@@ -958,9 +978,10 @@ void store_scan_close(store_scanner_t *sc)
     free(sc);
 }
 
-int store_part_list(store_t *st, store_table_t t, oct_slice_t start, oct_slice_t stop,
-                    store_part_fn cb, void *ctx, oct_errbuf_t *eb)
+static int rdb_part_list(store_t *base, store_table_t t, oct_slice_t start, oct_slice_t stop,
+                         store_part_fn cb, void *ctx, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc = check_table(st, t, eb);
     if (rc) return rc;
     if (start.len > STORE_PART_MAX || stop.len > STORE_PART_MAX)
@@ -1006,8 +1027,9 @@ int store_part_list(store_t *st, store_table_t t, oct_slice_t start, oct_slice_t
 
 /* ---------- maintenance ---------- */
 
-int store_flush(store_t *st, oct_errbuf_t *eb)
+static int rdb_flush(store_t *base, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     if (!st) return oct_err(eb, OCT_EINVAL, "no store");
     if (st->read_only) return 0;
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
@@ -1022,8 +1044,9 @@ int store_flush(store_t *st, oct_errbuf_t *eb)
     return rc;
 }
 
-int store_disk_usage(store_t *st, store_table_t t, uint64_t *out_bytes, oct_errbuf_t *eb)
+static int rdb_disk_usage(store_t *base, store_table_t t, uint64_t *out_bytes, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     int rc = check_table(st, t, eb);
     if (rc) return rc;
     uint64_t v = 0;
@@ -1040,12 +1063,13 @@ int store_disk_usage(store_t *st, store_table_t t, uint64_t *out_bytes, oct_errb
  * that no upper file overlaps, and a store whose data was flushed straight
  * down would keep its LZ4 files and its tombstones. The result lands in the
  * last level, where ZSTD applies (make_options). */
-int store_compact(store_t *st, oct_errbuf_t *eb)
+static int rdb_compact(store_t *base, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     if (!st) return oct_err(eb, OCT_EINVAL, "no store");
     int rc = check_writable(st, eb);
     if (rc) return rc;
-    if ((rc = store_flush(st, eb))) return rc;
+    if ((rc = rdb_flush(&st->base, eb))) return rc;
     /* rocksdb_compact_range_cf_opt reports no error: a failed compaction
      * shows only in the count of background errors */
     uint64_t bg0 = 0, bg1 = 0;
@@ -1062,8 +1086,9 @@ int store_compact(store_t *st, oct_errbuf_t *eb)
 
 /* ---------- durability ---------- */
 
-int store_sync(store_t *st, oct_errbuf_t *eb)
+static int rdb_sync(store_t *base, oct_errbuf_t *eb)
 {
+    rdb_store_t *st = (rdb_store_t *)base;
     if (!st) return oct_err(eb, OCT_EINVAL, "no store");
     if (st->read_only) return 0;
     /* One fsync of RocksDB's WAL files: the log is ordered, so every write
@@ -1072,3 +1097,25 @@ int store_sync(store_t *st, oct_errbuf_t *eb)
     if (err) return rdb_fail(eb, err, "sync");
     return 0;
 }
+
+const store_methods_t store_rocksdb_methods = {
+    .version = 1,
+    .name = "rocksdb",
+    .open = rdb_open,
+    .close = rdb_close,
+    .is_read_only = rdb_is_read_only,
+    .get = rdb_get,
+    .get_cell = rdb_get_cell,
+    .multi_get = rdb_multi_get,
+    .write = rdb_write,
+    .cas = rdb_cas,
+    .incr = rdb_incr,
+    .scan_open = rdb_scan_open,
+    .scan_next = rdb_scan_next,
+    .scan_close = rdb_scan_close,
+    .part_list = rdb_part_list,
+    .flush = rdb_flush,
+    .sync = rdb_sync,
+    .disk_usage = rdb_disk_usage,
+    .compact = rdb_compact,
+};
