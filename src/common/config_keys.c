@@ -114,6 +114,10 @@ const oct_config__key_t oct_config__keys[] = {
     PLUGIN("tsd.uidfilter"),
 
     /* --- storage ------------------------------------------------------------------------ */
+    /* octsdb's own: the storage engine, by the name it registers under (store/store_backend.h).
+     * Any non-empty text here; an unknown name is refused when the store opens, which knows
+     * the list (common/ cannot). */
+    STRN("tsd.storage.backend", "rocksdb"),
     /* octsdb's own: where the RocksDB store lives (flag --datadir). */
     STRN("tsd.storage.data_dir", "./data"),
     /* octsdb's own: RocksDB block cache size in MiB (0 = RocksDB's default). */

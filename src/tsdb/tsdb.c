@@ -114,6 +114,8 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     store_options_t so = {0};
     so.dir = dir;
     so.read_only = (flags & TSDB_OPEN_READONLY) != 0;
+    so.backend = oct_config_get(cfg, "tsd.storage.backend");
+    so.cfg = cfg;
     so.block_cache_mb = (size_t)oct_config_get_int(cfg, "tsd.storage.rocksdb.block_cache_mb");
     so.table_names[STORE_TABLE_DATA] = oct_config_get(cfg, "tsd.storage.hbase.data_table");
     so.table_names[STORE_TABLE_UID] = oct_config_get(cfg, "tsd.storage.hbase.uid_table");

@@ -1,6 +1,7 @@
 /* test_tsd_lifecycle.c -- the daemon's life: the ready line, clean exit on
  * SIGTERM/SIGINT and a restart on the same data dir, and the clear errors
- * for a port already taken and a data dir already in use. */
+ * for a port already taken, a data dir already in use and an unknown
+ * storage backend. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 
 #include "testutil.h"
 #include "tsd_client.h"
@@ -131,6 +133,33 @@ static void test_data_dir_locked(void **state)
     tu_tsd_destroy(&t);
 }
 
+/* An unknown tsd.storage.backend stops the daemon before it touches the data
+ * dir, with the key and the known backends in the message. */
+static void test_unknown_storage_backend(void **state)
+{
+    (void)state;
+    char *parent = tu_tempdir();
+    char port[32], datadir[4300], dir[4200];
+    snprintf(port, sizeof port, "--port=%d", free_port());
+    snprintf(dir, sizeof dir, "%s/data", parent);
+    snprintf(datadir, sizeof datadir, "--datadir=%s", dir);
+    const char *args[] = {"--bind=127.0.0.1",        port, datadir, "--set",
+                          "tsd.storage.backend=foo", NULL};
+    char *err = NULL;
+    int st = tc_run_tsd_expect_exit(args, &err, 20000);
+    assert_true(st > 0);
+    const char *want = "tsd.storage.backend: unknown storage backend 'foo' (known: rocksdb)";
+    if (!strstr(err, want)) fprintf(stderr, "stderr was: %s\n", err);
+    assert_non_null(strstr(err, "ERROR tsd: "));
+    assert_non_null(strstr(err, want));
+    struct stat sb;
+    assert_int_equal(stat(dir, &sb), -1);
+    assert_int_equal(errno, ENOENT);
+    free(err);
+    tu_rmrf(parent);
+    free(parent);
+}
+
 /* A telnet connection that answers: proves the daemon accepted and kept it. */
 static tc_conn_t *telnet_alive(int port)
 {
@@ -220,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_ready_sigterm_and_restart),
         cmocka_unit_test(test_port_taken),
         cmocka_unit_test(test_data_dir_locked),
+        cmocka_unit_test(test_unknown_storage_backend),
         cmocka_unit_test(test_connection_limit),
         cmocka_unit_test(test_idle_timeout),
         cmocka_unit_test(test_help),

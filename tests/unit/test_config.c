@@ -62,6 +62,7 @@ static void defaults_match_reference(void **state)
     assert_int_equal(oct_config_get_bool(c, "tsd.query.allow_simultaneous_duplicates"), 1);
     assert_int_equal(oct_config_get_bool(c, "tsd.storage.use_max_value"), 1);
     assert_int_equal(oct_config_get_bool(c, "tsd.storage.enable_appends"), 0);
+    assert_string_equal(oct_config_get(c, "tsd.storage.backend"), "rocksdb");
     assert_string_equal(oct_config_get(c, "tsd.storage.hbase.data_table"), "tsdb");
     assert_string_equal(oct_config_get(c, "tsd.storage.hbase.uid_table"), "tsdb-uid");
     assert_string_equal(oct_config_get(c, "tsd.storage.hbase.meta_table"), "tsdb-meta");
