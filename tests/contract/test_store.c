@@ -640,5 +640,5 @@ int main(int argc, char **argv)
         T_(data_survives_close_reopen_and_kill),
         T_(flush_makes_disk_usage_positive),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return fx_run("test_store", tests, sizeof tests / sizeof tests[0]);
 }

@@ -180,5 +180,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(compact_empty_store_and_twice, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(compact_refused_read_only, fx_setup, fx_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return fx_run("test_store_compact", tests, sizeof tests / sizeof tests[0]);
 }

@@ -323,5 +323,5 @@ int main(void)
         T_(scan_sees_snapshot_taken_at_open),
         T_(part_list_in_byte_order_with_bounds),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return fx_run("test_store_scan", tests, sizeof tests / sizeof tests[0]);
 }

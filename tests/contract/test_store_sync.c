@@ -131,5 +131,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(sync_on_read_only_store_is_a_no_op, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(sync_runs_beside_writers, fx_setup, fx_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return fx_run("test_store_sync", tests, sizeof tests / sizeof tests[0]);
 }
