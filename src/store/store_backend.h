@@ -20,11 +20,14 @@
  *
  * Adding a backend: write src/store/store_<name>.c with every function
  * static and one `const store_methods_t store_<name>_methods`; declare it in
- * store_builtin.h and add it to the list in store.c. Its own settings come
- * from opts->cfg (keys tsd.storage.<name>.*, declared in
- * common/config_keys.c). The contract suite (tests/contract) then runs over
- * it; a backend that needs outside resources is skipped there unless its
- * test config is given (see tests/contract/store_fixture.h).
+ * store_builtin.h, add it to the list in store.c and its name to
+ * OCT_STORE_BACKENDS in CMakeLists.txt (contract/test_store_backends checks
+ * the two agree). Its own settings come from opts->cfg (keys
+ * tsd.storage.<name>.*, declared in common/config_keys.c). The contract
+ * suite (tests/contract) then runs over it as contract/<program>@<name>; a
+ * backend that needs outside resources is skipped there unless its test
+ * config is given (tests/contract/store_fixture.h); one that needs only the
+ * data dir goes in that file's fx_local_backends.
  *
  * Threads: the registry is constant; every function here may be called from
  * any thread. */
