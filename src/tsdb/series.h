@@ -14,6 +14,8 @@
 
 #include "codec/point.h"
 #include "codec/rowkey.h"
+#include "tsdb/read.h"
+#include "tsdb/tsdb_int.h"
 #include "tsdb/wal.h"
 #include "tsdb/write.h"
 
