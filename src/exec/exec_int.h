@@ -130,7 +130,7 @@ typedef struct {
     uint64_t k[MAX_PAIRS], v[MAX_PAIRS];
 } pairs_t;
 
-/* One series' annotations, copied out of its read (read.c hands out the
+/* One series' annotations, copied out of its read (the reader hands out the
  * rows it fetched, so notes cost no second read of the rows). */
 typedef struct {
     char **json;
