@@ -55,6 +55,25 @@ void exec__xnotes_free(xnotes_t *ns)
     memset(ns, 0, sizeof *ns);
 }
 
+/* Counts nr more raw points read against max_points; then, with notes, takes
+ * the series' annotations in the query range from the rows just read (also
+ * from a read without points: a chunk of a series may hold notes only; a
+ * series without any point is dropped with its notes). */
+static int after_read(ex_t *x, xworker_t *w, size_t nr, xnotes_t *notes)
+{
+    uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)nr, __ATOMIC_RELAXED);
+    if (x->o->max_points && total > x->o->max_points) {
+        return oct_err(&w->eb, OCT_ERANGE,
+                       "Sorry, you have attempted to fetch more than our limit of %llu data "
+                       "points. Please try filtering using more tags or decrease your time "
+                       "range.",
+                       (unsigned long long)x->o->max_points);
+    }
+    if (notes)
+        (void)tsdb_reader_annotations(w->rd, x->q->start_ms, x->q->end_ms, xnotes_add, notes);
+    return 0;
+}
+
 /* Reads [lo, hi] of a series as the reader's points (valid until the
  * worker's next read), counting them against max_points; with notes, also
  * the series' annotations in the query range. */
@@ -65,18 +84,8 @@ static int read_raw(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int
     size_t nr = 0;
     int rc = tsdb_reader_read(w->rd, tsuid, len, lo, hi, &raw, &nr, &w->eb);
     if (rc) return rc;
-    uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)nr, __ATOMIC_RELAXED);
-    if (x->o->max_points && total > x->o->max_points) {
-        return oct_err(&w->eb, OCT_ERANGE,
-                       "Sorry, you have attempted to fetch more than our limit of %llu data "
-                       "points. Please try filtering using more tags or decrease your time "
-                       "range.",
-                       (unsigned long long)x->o->max_points);
-    }
-    /* also from a read without points: a chunk of a series may hold notes
-     * only (a series without any point is dropped with its notes) */
-    if (notes)
-        (void)tsdb_reader_annotations(w->rd, x->q->start_ms, x->q->end_ms, xnotes_add, notes);
+    rc = after_read(x, w, nr, notes);
+    if (rc) return rc;
     *out = raw;
     *n = nr;
     return 0;
@@ -90,16 +99,8 @@ static int scan_raw(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int
     size_t nr = 0;
     int rc = tsdb_reader_scan(w->rd, tsuid, len, lo, hi, exec__dsb_run, b, &nr, &w->eb);
     if (rc) return rc;
-    uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)nr, __ATOMIC_RELAXED);
-    if (x->o->max_points && total > x->o->max_points) {
-        return oct_err(&w->eb, OCT_ERANGE,
-                       "Sorry, you have attempted to fetch more than our limit of %llu data "
-                       "points. Please try filtering using more tags or decrease your time "
-                       "range.",
-                       (unsigned long long)x->o->max_points);
-    }
-    if (notes)
-        (void)tsdb_reader_annotations(w->rd, x->q->start_ms, x->q->end_ms, xnotes_add, notes);
+    rc = after_read(x, w, nr, notes);
+    if (rc) return rc;
     *n = nr;
     return 0;
 }
