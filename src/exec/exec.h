@@ -18,13 +18,14 @@
  *      byte order of that tuple (aggregator `none`: one output per series,
  *      in TSUID order);
  *   4. per group, per series: read the points of the scan window (the query
- *      range widened to whole hours and downsample intervals, docs/exec.md), convert,
- *      downsample (+fill), rate; then aggregate the group with interpolation
- *      and keep the points with start <= ts <= end.
+ *      range widened to whole hours and downsample intervals, docs/exec.md),
+ *      convert, downsample (+fill), rate; then aggregate the group with
+ *      interpolation and keep the points with start <= ts <= end.
  *
  * Memory: one group is materialised at a time, and within it one series'
- * raw points at a time (downsampled series are read day by day, so a long
- * range of raw points is never held at once). Limits bound the rest: at most
+ * raw points at a time (series downsampled at a fixed interval are read a
+ * day, or on the fast path four hours, at a time, so a long range of raw
+ * points is never held at once). Limits bound the rest: at most
  * max_series series per query, max_points raw points read, and
  * max_held_points points held for the group being aggregated; crossing one
  * stops the query with OCT_ERANGE (the API answers 413). timeout_ms stops it
