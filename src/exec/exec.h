@@ -23,13 +23,12 @@
  *      interpolation and keep the points with start <= ts <= end.
  *
  * Memory: one group is materialised at a time, and within it one series'
- * raw points at a time (series downsampled at a fixed interval are read a
- * day, or on the fast path four hours, at a time, so a long range of raw
- * points is never held at once). Limits bound the rest: at most
- * max_series series per query, max_points raw points read, and
- * max_held_points points held for the group being aggregated; crossing one
- * stops the query with OCT_ERANGE (the API answers 413). timeout_ms stops it
- * with -ETIMEDOUT (408).
+ * raw points at a time (the fast downsampler, exec_fast.c, reads a series
+ * four hours at a time and holds no long range of raw points at all).
+ * Limits bound the rest: at most max_series series per query, max_points
+ * raw points read, and max_held_points points held for the group being
+ * aggregated; crossing one stops the query with OCT_ERANGE (the API answers
+ * 413). timeout_ms stops it with -ETIMEDOUT (408).
  *
  * Threads: exec_query may run in any number of threads at once; it only
  * reads shared state (plus the store deletes of delete_data). */
