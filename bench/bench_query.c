@@ -1,5 +1,5 @@
 /* bench_query.c -- latency and scan speed of Grafana-typical queries through
- * the query executor (tsdb/query_exec.h) on a generated fleet.
+ * the query executor (exec/exec.h) on a generated fleet.
  *
  * Usage: bench_query [--day-series N] [--hour-series N] [--repeats N]
  *                    [--annotations] [--keep DIR] [--reuse DIR] [--only N]
@@ -40,7 +40,7 @@
 #include "common/config.h"
 #include "common/datagen.h"
 #include "query/query.h"
-#include "tsdb/query_exec.h"
+#include "exec/exec.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
@@ -115,7 +115,7 @@ typedef struct {
     uint64_t points, results, sum; /* sum: FNV-1a of every output point's bytes */
 } cnt_t;
 
-static int count_cb(void *ctx, const query_result_t *r)
+static int count_cb(void *ctx, const exec_result_t *r)
 {
     cnt_t *c = ctx;
     c->points += r->n_dps;
@@ -144,8 +144,8 @@ static void bench(tsdb_t *db, const char *label, const char *m, int64_t start, i
 {
     double *lat = calloc((size_t)repeats, sizeof *lat);
     double *cpu = calloc((size_t)repeats, sizeof *cpu);
-    query_exec_opts_t opts;
-    query_exec_opts_default(&opts);
+    exec_opts_t opts;
+    exec_opts_default(&opts);
     opts.max_held_points = 0;
     uint64_t raw = 0, out = 0, series = 0, sum = 0;
     for (int r = 0; r < repeats; r++) {
@@ -157,9 +157,9 @@ static void bench(tsdb_t *db, const char *label, const char *m, int64_t start, i
         oct_errbuf_t eb;
         if (query_parse_m(&q, m, &eb)) die("parse", &eb);
         cnt_t c = {0, 0, 0xcbf29ce484222325ull};
-        query_exec_stats_t st;
+        exec_stats_t st;
         double t0 = now_s(), c0 = cpu_s();
-        if (query_exec(db, &q, &opts, count_cb, &c, &st, &eb)) die("query", &eb);
+        if (exec_query(db, &q, &opts, count_cb, &c, &st, &eb)) die("query", &eb);
         lat[r] = now_s() - t0;
         cpu[r] = cpu_s() - c0;
         raw = st.raw_points;

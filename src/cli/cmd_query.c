@@ -1,6 +1,6 @@
 /* cmd_query.c -- `octsdb query [+gnuplot opts] START [END] <q>...`, as
  * OpenTSDB's `tsdb query` (CliQuery): runs each query through the executor
- * (tsdb/query_exec.h) and prints one line per point,
+ * (exec/exec.h) and prints one line per point,
  * "<metric> <ts_ms> <value> {k=v, ...}": timestamps always in milliseconds,
  * integers as integers, other values with "%f", and the tags common to the
  * series of the result.
@@ -24,7 +24,7 @@
 #include "cli/cli_int.h"
 #include "common/xmalloc.h"
 #include "query/query.h"
-#include "tsdb/query_exec.h"
+#include "exec/exec.h"
 
 static void query_usage(FILE *f)
 {
@@ -76,7 +76,7 @@ typedef struct {
     oct_strbuf_t line, tags;
 } query_out_t;
 
-static int print_result(void *ctx, const query_result_t *r)
+static int print_result(void *ctx, const exec_result_t *r)
 {
     query_out_t *o = ctx;
     oct_strbuf_reset(&o->tags);
@@ -155,10 +155,10 @@ int cli_cmd_query(int argc, char **argv)
     tsdb_t *db = NULL;
     if (status == CLI_EXIT_OK) status = cli_open_db_for_read("query", cfg, &db);
     if (status == CLI_EXIT_OK) {
-        query_exec_opts_t opts;
-        query_exec_opts_from_config(&opts, cfg);
+        exec_opts_t opts;
+        exec_opts_from_config(&opts, cfg);
         query_out_t out = {OCT_STRBUF_INIT, OCT_STRBUF_INIT};
-        rc = query_exec(db, &q, &opts, print_result, &out, NULL, &eb);
+        rc = exec_query(db, &q, &opts, print_result, &out, NULL, &eb);
         if (rc) {
             fprintf(stderr, "octsdb query: %s\n", eb.msg[0] ? eb.msg : oct_strerror(rc));
             status = rc == OCT_ENOSUCHNAME                 ? CLI_EXIT_NOTFOUND

@@ -47,9 +47,31 @@ typedef enum {
 
 typedef struct query_agg query_agg_t; /* opaque, static: never freed */
 
+/* The function an aggregator applies, whatever its name and interpolation
+ * (zimsum and pfsum are sums, mimmin a min, the p* and ep* names
+ * percentiles). Code that treats some aggregators specially (the executor's
+ * fast downsampler) tests this, never the name. */
+typedef enum {
+    QUERY_AGG_SUM,
+    QUERY_AGG_MIN,
+    QUERY_AGG_MAX,
+    QUERY_AGG_AVG,
+    QUERY_AGG_MEDIAN,
+    QUERY_AGG_DEV,
+    QUERY_AGG_DIFF,
+    QUERY_AGG_MULT,
+    QUERY_AGG_SQUARESUM,
+    QUERY_AGG_COUNT,
+    QUERY_AGG_FIRST,
+    QUERY_AGG_LAST,
+    QUERY_AGG_NONE,
+    QUERY_AGG_PERCENTILE,
+} query_agg_kind_t;
+
 /* The aggregator named `name` (exact, as /api/aggregators lists), or NULL. */
 const query_agg_t *query_agg_find(const char *name);
 const char *query_agg_name(const query_agg_t *a);
+query_agg_kind_t query_agg_kind(const query_agg_t *a);
 query_interp_t query_agg_interp(const query_agg_t *a);
 /* All names, NULL-terminated, in a stable order (for /api/aggregators). */
 const char *const *query_agg_names(void);

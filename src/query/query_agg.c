@@ -37,31 +37,14 @@
 #include "query/query.h"
 #include "query/query_agg_int.h"
 
-typedef enum {
-    FN_SUM,
-    FN_MIN,
-    FN_MAX,
-    FN_AVG,
-    FN_MEDIAN,
-    FN_DEV,
-    FN_DIFF,
-    FN_MULT,
-    FN_SQUARESUM,
-    FN_COUNT,
-    FN_FIRST,
-    FN_LAST,
-    FN_NONE,
-    FN_PCT,
-} agg_fn_t;
-
 typedef enum { EST_LEGACY, EST_R3, EST_R7 } agg_est_t;
 
 struct query_agg {
     const char *name;
-    agg_fn_t fn;
+    query_agg_kind_t fn;
     query_interp_t interp;
-    double pct;    /* FN_PCT: the percentile, 0 < pct <= 100 */
-    agg_est_t est; /* FN_PCT: the estimator */
+    double pct;    /* QUERY_AGG_PERCENTILE: the percentile, 0 < pct <= 100 */
+    agg_est_t est; /* QUERY_AGG_PERCENTILE: the estimator */
 };
 
 #define AGG(n, f, i)                                                                               \
@@ -70,15 +53,15 @@ struct query_agg {
     }
 #define PCT(n, p, e)                                                                               \
     {                                                                                              \
-        n, FN_PCT, QUERY_INTERP_LERP, p, e                                                         \
+        n, QUERY_AGG_PERCENTILE, QUERY_INTERP_LERP, p, e                                           \
     }
 
 /* Sorted by name: the order /api/aggregators lists them in. */
 static const struct query_agg aggs[] = {
-    AGG("avg", FN_AVG, LERP),
-    AGG("count", FN_COUNT, ZIM),
-    AGG("dev", FN_DEV, LERP),
-    AGG("diff", FN_DIFF, LERP),
+    AGG("avg", QUERY_AGG_AVG, LERP),
+    AGG("count", QUERY_AGG_COUNT, ZIM),
+    AGG("dev", QUERY_AGG_DEV, LERP),
+    AGG("diff", QUERY_AGG_DIFF, LERP),
     PCT("ep50r3", 50.0, EST_R3),
     PCT("ep50r7", 50.0, EST_R7),
     PCT("ep75r3", 75.0, EST_R3),
@@ -91,25 +74,25 @@ static const struct query_agg aggs[] = {
     PCT("ep999r7", 99.9, EST_R7),
     PCT("ep99r3", 99.0, EST_R3),
     PCT("ep99r7", 99.0, EST_R7),
-    AGG("first", FN_FIRST, ZIM),
-    AGG("last", FN_LAST, ZIM),
-    AGG("max", FN_MAX, LERP),
-    AGG("median", FN_MEDIAN, LERP),
-    AGG("mimmax", FN_MAX, MIN),
-    AGG("mimmin", FN_MIN, MAX),
-    AGG("min", FN_MIN, LERP),
-    AGG("mult", FN_MULT, LERP),
-    AGG("none", FN_NONE, ZIM),
+    AGG("first", QUERY_AGG_FIRST, ZIM),
+    AGG("last", QUERY_AGG_LAST, ZIM),
+    AGG("max", QUERY_AGG_MAX, LERP),
+    AGG("median", QUERY_AGG_MEDIAN, LERP),
+    AGG("mimmax", QUERY_AGG_MAX, MIN),
+    AGG("mimmin", QUERY_AGG_MIN, MAX),
+    AGG("min", QUERY_AGG_MIN, LERP),
+    AGG("mult", QUERY_AGG_MULT, LERP),
+    AGG("none", QUERY_AGG_NONE, ZIM),
     PCT("p50", 50.0, EST_LEGACY),
     PCT("p75", 75.0, EST_LEGACY),
     PCT("p90", 90.0, EST_LEGACY),
     PCT("p95", 95.0, EST_LEGACY),
     PCT("p99", 99.0, EST_LEGACY),
     PCT("p999", 99.9, EST_LEGACY),
-    AGG("pfsum", FN_SUM, PREV),
-    AGG("squareSum", FN_SQUARESUM, ZIM),
-    AGG("sum", FN_SUM, LERP),
-    AGG("zimsum", FN_SUM, ZIM),
+    AGG("pfsum", QUERY_AGG_SUM, PREV),
+    AGG("squareSum", QUERY_AGG_SQUARESUM, ZIM),
+    AGG("sum", QUERY_AGG_SUM, LERP),
+    AGG("zimsum", QUERY_AGG_SUM, ZIM),
 };
 
 #define N_AGGS (sizeof aggs / sizeof aggs[0])
@@ -136,6 +119,11 @@ const char *query_agg_name(const query_agg_t *a)
     return a->name;
 }
 
+query_agg_kind_t query_agg_kind(const query_agg_t *a)
+{
+    return a->fn;
+}
+
 query_interp_t query_agg_interp(const query_agg_t *a)
 {
     return a->interp;
@@ -148,12 +136,12 @@ const char *const *query_agg_names(void)
 
 int query__agg_is_none(const query_agg_t *a)
 {
-    return a->fn == FN_NONE;
+    return a->fn == QUERY_AGG_NONE;
 }
 
 int query__agg_needs_scratch(const query_agg_t *a)
 {
-    return a->fn == FN_MEDIAN || a->fn == FN_PCT;
+    return a->fn == QUERY_AGG_MEDIAN || a->fn == QUERY_AGG_PERCENTILE;
 }
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -251,14 +239,14 @@ static int apply_int(const struct query_agg *a, const query_dp_t *v, size_t n, q
                      void *scratch)
 {
     switch (a->fn) {
-    case FN_SUM: {
+    case QUERY_AGG_SUM: {
         int64_t s = 0;
         for (size_t i = 0; i < n; i++)
             if (__builtin_add_overflow(s, v[i].v.i, &s)) return 0;
         set_int(out, s);
         return 1;
     }
-    case FN_SQUARESUM: {
+    case QUERY_AGG_SQUARESUM: {
         int64_t s = 0, sq;
         for (size_t i = 0; i < n; i++) {
             if (__builtin_mul_overflow(v[i].v.i, v[i].v.i, &sq)) return 0;
@@ -267,28 +255,28 @@ static int apply_int(const struct query_agg *a, const query_dp_t *v, size_t n, q
         set_int(out, s);
         return 1;
     }
-    case FN_MULT: {
+    case QUERY_AGG_MULT: {
         int64_t p = v[0].v.i;
         for (size_t i = 1; i < n; i++)
             if (__builtin_mul_overflow(p, v[i].v.i, &p)) return 0;
         set_int(out, p);
         return 1;
     }
-    case FN_MIN: {
+    case QUERY_AGG_MIN: {
         int64_t m = v[0].v.i;
         for (size_t i = 1; i < n; i++)
             if (v[i].v.i < m) m = v[i].v.i;
         set_int(out, m);
         return 1;
     }
-    case FN_MAX: {
+    case QUERY_AGG_MAX: {
         int64_t m = v[0].v.i;
         for (size_t i = 1; i < n; i++)
             if (v[i].v.i > m) m = v[i].v.i;
         set_int(out, m);
         return 1;
     }
-    case FN_AVG: {
+    case QUERY_AGG_AVG: {
         __int128 s = 0;
         for (size_t i = 0; i < n; i++)
             s += v[i].v.i;
@@ -298,7 +286,7 @@ static int apply_int(const struct query_agg *a, const query_dp_t *v, size_t n, q
             set_dbl(out, (double)s / (double)n);
         return 1;
     }
-    case FN_DEV: {
+    case QUERY_AGG_DEV: {
         if (n == 1) {
             set_int(out, 0);
             return 1;
@@ -324,28 +312,28 @@ static int apply_int(const struct query_agg *a, const query_dp_t *v, size_t n, q
             set_dbl(out, sqrt((double)num) / (double)n);
         return 1;
     }
-    case FN_DIFF: {
+    case QUERY_AGG_DIFF: {
         int64_t d;
         if (__builtin_sub_overflow(v[n - 1].v.i, v[0].v.i, &d)) return 0;
         set_int(out, d);
         return 1;
     }
-    case FN_COUNT:
+    case QUERY_AGG_COUNT:
         set_int(out, (int64_t)n);
         return 1;
-    case FN_FIRST:
+    case QUERY_AGG_FIRST:
         set_int(out, v[0].v.i);
         return 1;
-    case FN_LAST:
+    case QUERY_AGG_LAST:
         set_int(out, v[n - 1].v.i);
         return 1;
-    case FN_MEDIAN:
-    case FN_PCT: {
+    case QUERY_AGG_MEDIAN:
+    case QUERY_AGG_PERCENTILE: {
         int64_t *x = scratch;
         for (size_t i = 0; i < n; i++)
             x[i] = v[i].v.i;
         qsort(x, n, sizeof *x, cmp_i64);
-        if (a->fn == FN_MEDIAN) {
+        if (a->fn == QUERY_AGG_MEDIAN) {
             set_int(out, x[n / 2]);
             return 1;
         }
@@ -358,7 +346,7 @@ static int apply_int(const struct query_agg *a, const query_dp_t *v, size_t n, q
             set_from_exact(out, (double)x[lo] + frac * ((double)x[lo + 1] - (double)x[lo]));
         return 1;
     }
-    case FN_NONE:
+    case QUERY_AGG_NONE:
     default:
         set_int(out, v[0].v.i);
         return 1;
@@ -370,7 +358,7 @@ static int apply_int(const struct query_agg *a, const query_dp_t *v, size_t n, q
 static void apply_double(const struct query_agg *a, const query_dp_t *v, size_t n, query_dp_t *out,
                          void *scratch)
 {
-    if (a->fn == FN_SUM || a->fn == FN_AVG) {
+    if (a->fn == QUERY_AGG_SUM || a->fn == QUERY_AGG_AVG) {
         /* The hot case (sum over thousands of series at every timestamp) in
          * one pass: the non-NaN values added from 0.0 in order, exactly the
          * sum the general two-pass form below computes. */
@@ -390,7 +378,7 @@ static void apply_double(const struct query_agg *a, const query_dp_t *v, size_t 
             out->is_null = (uint8_t)any_null;
             return;
         }
-        if (a->fn == FN_AVG) r /= (double)m;
+        if (a->fn == QUERY_AGG_AVG) r /= (double)m;
         set_dbl(out, r);
         return;
     }
@@ -404,7 +392,7 @@ static void apply_double(const struct query_agg *a, const query_dp_t *v, size_t 
         last = i;
         m++;
     }
-    if (a->fn == FN_COUNT) {
+    if (a->fn == QUERY_AGG_COUNT) {
         set_dbl(out, (double)m);
         return;
     }
@@ -415,37 +403,37 @@ static void apply_double(const struct query_agg *a, const query_dp_t *v, size_t 
     }
     double r = 0.0;
     switch (a->fn) {
-    case FN_SUM:
-    case FN_AVG:
+    case QUERY_AGG_SUM:
+    case QUERY_AGG_AVG:
         for (size_t i = first; i <= last; i++) {
             double x = dp_double(&v[i]);
             if (!isnan(x)) r += x;
         }
-        if (a->fn == FN_AVG) r /= (double)m;
+        if (a->fn == QUERY_AGG_AVG) r /= (double)m;
         break;
-    case FN_SQUARESUM:
+    case QUERY_AGG_SQUARESUM:
         for (size_t i = first; i <= last; i++) {
             double x = dp_double(&v[i]);
             if (!isnan(x)) r += x * x;
         }
         break;
-    case FN_MULT:
+    case QUERY_AGG_MULT:
         r = 1.0;
         for (size_t i = first; i <= last; i++) {
             double x = dp_double(&v[i]);
             if (!isnan(x)) r *= x;
         }
         break;
-    case FN_MIN:
-    case FN_MAX:
+    case QUERY_AGG_MIN:
+    case QUERY_AGG_MAX:
         r = dp_double(&v[first]);
         for (size_t i = first + 1; i <= last; i++) {
             double x = dp_double(&v[i]);
             if (isnan(x)) continue;
-            if (a->fn == FN_MIN ? x < r : x > r) r = x;
+            if (a->fn == QUERY_AGG_MIN ? x < r : x > r) r = x;
         }
         break;
-    case FN_DEV: {
+    case QUERY_AGG_DEV: {
         /* Two passes (mean, then squared deviations): steadier than Welford's
          * running update and still O(n). */
         double mean = 0.0, ss = 0.0;
@@ -461,17 +449,17 @@ static void apply_double(const struct query_agg *a, const query_dp_t *v, size_t 
         r = m == 1 ? 0.0 : sqrt(ss / (double)m);
         break;
     }
-    case FN_DIFF:
+    case QUERY_AGG_DIFF:
         r = m == 1 ? 0.0 : dp_double(&v[last]) - dp_double(&v[first]);
         break;
-    case FN_FIRST:
+    case QUERY_AGG_FIRST:
         r = dp_double(&v[first]);
         break;
-    case FN_LAST:
+    case QUERY_AGG_LAST:
         r = dp_double(&v[last]);
         break;
-    case FN_MEDIAN:
-    case FN_PCT: {
+    case QUERY_AGG_MEDIAN:
+    case QUERY_AGG_PERCENTILE: {
         double *x = scratch;
         size_t k = 0;
         for (size_t i = first; i <= last; i++) {
@@ -479,7 +467,7 @@ static void apply_double(const struct query_agg *a, const query_dp_t *v, size_t 
             if (!isnan(d)) x[k++] = d;
         }
         qsort(x, k, sizeof *x, cmp_dbl);
-        if (a->fn == FN_MEDIAN) {
+        if (a->fn == QUERY_AGG_MEDIAN) {
             r = x[k / 2];
         } else {
             size_t lo;
@@ -489,8 +477,8 @@ static void apply_double(const struct query_agg *a, const query_dp_t *v, size_t 
         }
         break;
     }
-    case FN_COUNT:
-    case FN_NONE:
+    case QUERY_AGG_COUNT:
+    case QUERY_AGG_NONE:
     default:
         r = dp_double(&v[first]);
         break;
@@ -504,7 +492,7 @@ int query__agg_apply(const query_agg_t *a, const query_dp_t *vals, size_t n, que
                      void *scratch)
 {
     if (n == 0) return 0;
-    if (a->fn == FN_NONE) {
+    if (a->fn == QUERY_AGG_NONE) {
         /* No aggregation: one value passes unchanged, more is the caller's bug
          * (OpenTSDB: "More than one value in aggregator"). */
         if (n > 1) return OCT_EINVAL;

@@ -10,7 +10,7 @@
  * fuzzer drives too); the query string's flags are ORed in afterwards.
  * Validation follows TSQuery.validateAndSetQuery's order and texts.
  *
- * Answer. The executor (tsdb/query_exec.h) calls back once per output
+ * Answer. The executor (exec/exec.h) calls back once per output
  * series; each becomes one object written straight into the response body
  * (metric, tags, aggregateTags, query, tsuids, annotations,
  * globalAnnotations, dps, stats in OpenTSDB's order). A failure after some
@@ -42,7 +42,7 @@
 #include "server/api_int.h"
 #include "server/query_body.h"
 #include "tsdb/annotation.h"
-#include "tsdb/query_exec.h"
+#include "exec/exec.h"
 
 static int64_t wall_ms(void)
 {
@@ -290,7 +290,7 @@ static void w_double(json_writer_t *w, double v)
     json_w_raw(w, buf, n);
 }
 
-static int write_result(void *ctx, const query_result_t *r)
+static int write_result(void *ctx, const exec_result_t *r)
 {
     out_t *o = ctx;
     const query_t *q = o->q;
@@ -424,8 +424,8 @@ static double ms_of(int64_t ns)
 static void run_query(api_call_t *c, query_t *q)
 {
     tsd_ctx_t *tsd = c->tsd;
-    query_exec_opts_t opts;
-    query_exec_opts_from_config(&opts, tsd->cfg);
+    exec_opts_t opts;
+    exec_opts_from_config(&opts, tsd->cfg);
     out_t o;
     memset(&o, 0, sizeof o);
     o.c = c;
@@ -450,8 +450,8 @@ static void run_query(api_call_t *c, query_t *q)
         oct_strbuf_puts(&c->resp->body, "(");
     }
     json_w_arr_begin(&o.w);
-    query_exec_stats_t st;
-    int rc = query_exec(tsd->db, q, &opts, write_result, &o, &st, &eb);
+    exec_stats_t st;
+    int rc = exec_query(tsd->db, q, &opts, write_result, &o, &st, &eb);
     if (rc) {
         exec_error(c, rc, eb.msg);
         goto out;

@@ -30,6 +30,7 @@
 #include "common/xmalloc.h"
 #include "server/api_int.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 #define LAST_TSUID_MAX 256

@@ -22,6 +22,7 @@
 #include "codec/uid_bytes.h"
 #include "server/api_int.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 /* ---- /api/suggest --------------------------------------------------------- */

@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/tsmeta.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 static const char *const uid_api_keys[3] = {"metric", "tagk", "tagv"};

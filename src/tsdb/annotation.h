@@ -15,7 +15,7 @@
 #include "common/err.h"
 #include "store/store.h"
 #include "tsdb/tsdb.h"
-#include "tsdb/write.h"
+#include "tsdb/read.h"
 
 typedef struct {
     const uint8_t *tsuid; /* NULL for a global annotation */

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "codec/block.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "tsdb/series.h"
@@ -265,7 +266,7 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
     pthread_rwlock_unlock(&w->barrier);
 
     tw_pass_t *ps = xcalloc(1, sizeof *ps);
-    int64_t now = tw_now_ms();
+    int64_t now = oct_clock_wall_ms();
     size_t ns = atomic_load_explicit(&w->n_series, memory_order_acquire);
     int rc = 0, any_write = 0;
     for (size_t i = 0; i < ns; i++) {
@@ -339,14 +340,9 @@ static void *flush_thread(void *arg)
     int failing = 0;
     pthread_mutex_lock(&w->stop_mu);
     while (!w->stopping) {
-        struct timespec dl;
-        clock_gettime(CLOCK_MONOTONIC, &dl);
-        dl.tv_sec += w->flush_every_ms / 1000;
-        dl.tv_nsec += (w->flush_every_ms % 1000) * 1000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-            dl.tv_sec++;
-            dl.tv_nsec -= 1000000000L;
-        }
+        /* stop_cv waits on CLOCK_MONOTONIC, which oct_clock_mono_ns reads */
+        int64_t dl_ns = oct_clock_mono_ns() + w->flush_every_ms * 1000000;
+        struct timespec dl = {.tv_sec = dl_ns / 1000000000, .tv_nsec = dl_ns % 1000000000};
         while (!w->stopping && pthread_cond_timedwait(&w->stop_cv, &w->stop_mu, &dl) != ETIMEDOUT)
             ;
         if (w->stopping) break;

@@ -134,3 +134,11 @@ int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv,
     free(v);
     return rc;
 }
+
+int tsdb_series_find(tsdb_t *db, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,
+                     void *ctx)
+{
+    tsdb_writer_t *w = tsdb__writer(db);
+    if (!w) return 0;
+    return tw_index_find(w->index, metric, tagk, tagv, fn, ctx);
+}

@@ -15,9 +15,9 @@
  * a put (OpenTSDB logs them); they are counted in w->meta_errors. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/bytes.h"
+#include "common/clock.h"
 
 #include "tsdb/series.h"
 #include "tsdb/tsmeta.h"
@@ -30,7 +30,7 @@ static void meta_create_if_missing(tsdb_writer_t *w, const tw_series_t *s, int i
     int rc = tsmeta_get(w->db, s->tsuid, s->tsuid_len, &a, &m, NULL, &eb);
     if (rc == 0) {
         tsmeta_init(&m);
-        m.created = (int64_t)time(NULL);
+        m.created = oct_clock_wall_ms() / 1000;
         rc = tsmeta_put(w->db, s->tsuid, s->tsuid_len, &m, init_counter, &eb);
     }
     json_arena_free(&a);

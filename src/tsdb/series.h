@@ -1,7 +1,9 @@
-/* series.h -- internal to the tsdb module: the write path's shared state.
+/* series.h -- internal to the tsdb module (nothing outside src/tsdb may
+ * include it): the write path's shared state.
  *
- * write.c owns the writer (series maps, put, recovery), flush.c the flush
- * thread, read.c tsdb_read_series, index.c the series index. A series is
+ * write.c owns the writer (series maps, head, put, recovery), series.c
+ * series creation and loading, flush.c the flush thread, read.c
+ * tsdb_read_series, index.c the series index. A series is
  * created once and lives until close (never freed earlier), which is what
  * lets the series maps be read without locks. Its head is a few hour
  * buckets under the series' own mutex. */
@@ -14,6 +16,8 @@
 
 #include "codec/point.h"
 #include "codec/rowkey.h"
+#include "tsdb/read.h"
+#include "tsdb/tsdb_int.h"
 #include "tsdb/wal.h"
 #include "tsdb/write.h"
 
@@ -131,10 +135,43 @@ static inline tw_series_t *tw_series_at(tsdb_writer_t *w, size_t i)
     return w->list[i / TW_LIST_CHUNK][i % TW_LIST_CHUNK];
 }
 
+/* write.c: the series maps. tw_map_insert is called with create_mu held;
+ * the finds take no lock. h is tw_text_hash of dp. */
 tw_series_t *tw_map_find_tsuid(tw_map_t *m, const uint8_t *tsuid, size_t len);
+tw_series_t *tw_map_find_text(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp);
+void tw_map_insert(tw_map_t *m, tw_series_t *s);
 uint64_t tw_hash_bytes(const void *p, size_t n, uint64_t seed);
+uint64_t tw_text_hash(const tsdb_dp_t *dp);
+uint64_t tw_series_text_hash(const tw_series_t *s);
 
-int64_t tw_now_ms(void);
+/* series.c: series creation and loading. */
+typedef struct {
+    oct_slice_t k, v;
+} tw_kv_t;
+
+/* The slow path of a put: validates and resolves dp's series. *out is
+ * either a known series (*fresh = 0) or a new one, allocated but neither
+ * persisted nor registered (*fresh = 1). */
+int tw_series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **out, int *fresh,
+                      oct_errbuf_t *eb);
+/* Assigns the new names of one chunk's new series fresh[0..n), persists
+ * and registers them in one store write, and replaces each by the series
+ * the put must use, or NULL when it failed (return < 0, text in eb). */
+int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf_t *eb);
+/* The series of a TSUID (loaded at open or named by the WAL), created from
+ * the UID table's names if unknown, persisted first if persist. */
+int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int persist,
+                         tw_series_t **out, oct_errbuf_t *eb);
+void tw_series_free(tw_series_t *s);
+
+/* Loads the persisted series (tsdb-meta, name:octsdb_series): a
+ * store_part_list callback over the meta table, ctx a tw_load_ctx_t. */
+typedef struct {
+    tsdb_writer_t *w;
+    oct_errbuf_t *eb;
+    int rc;
+} tw_load_ctx_t;
+int tw_load_part(void *ctx, oct_slice_t part);
 
 /* meta.c: OpenTSDB's TSMeta tracking on the write path (reference §5.2).
  * tw_meta_new_series runs once per series this TSD creates;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/xmalloc.h"
+#include "tsdb/tsdb_int.h"
 
 struct tsdb {
     store_t *st;

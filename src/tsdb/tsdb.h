@@ -5,7 +5,14 @@
  * salting on existing data (doing so makes every row unreadable). octsdb
  * records them in the data dir when it is created (table octsdb-sys, see
  * docs/format/layout.md) and refuses to open it with different settings,
- * naming both values. */
+ * naming both values.
+ *
+ * The rest of the module has its own contract headers: write.h (put,
+ * durability, flush, counters), read.h (reading series back, the series
+ * index), annotation.h, fsck.h, tsmeta.h, parse.h. tsdb_int.h is private.
+ *
+ * Threads: tsdb_open and tsdb_close are called once each; the accessors
+ * may be called from any thread in between. */
 #ifndef OCT_TSDB_TSDB_H
 #define OCT_TSDB_TSDB_H
 
@@ -36,27 +43,11 @@ OCT_MUST_CHECK int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **o
                              oct_errbuf_t *eb);
 void tsdb_close(tsdb_t *db);
 
-/* Borrowed; valid until tsdb_close. */
+/* Borrowed; valid until tsdb_close. tsdb_store is for the callers that
+ * still reach the store directly (the executor's delete_data, some CLI
+ * commands, tests). */
 store_t *tsdb_store(tsdb_t *db);
 uid_registry_t *tsdb_uids(tsdb_t *db);
 const tsdb_layout_t *tsdb_layout(const tsdb_t *db);
-
-/* ---- internal to the tsdb module ------------------------------------- */
-
-/* The write path's state (tsdb/write.c): series, head, WAL, flush thread.
- * Opened by tsdb_open after the UID registry (recovering the WAL, starting
- * the threads; not for TSDB_OPEN_READONLY, where it is NULL, unless
- * TSDB_OPEN_INDEX asks for the series index only: no WAL, no threads, on a
- * read-only store) and closed first
- * by tsdb_close (flushing every head). */
-typedef struct tsdb_writer tsdb_writer_t;
-OCT_MUST_CHECK int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out,
-                                     oct_errbuf_t *eb);
-void tsdb__writer_close(tsdb_writer_t *w);
-tsdb_writer_t *tsdb__writer(tsdb_t *db);
-
-/* The layout the configuration asks for. */
-OCT_MUST_CHECK int tsdb_layout_from_config(const oct_config_t *cfg, tsdb_layout_t *out,
-                                           oct_errbuf_t *eb);
 
 #endif

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "common/xmalloc.h"
 
 #define WAL_MAGIC        "octWAL01"
@@ -53,7 +54,7 @@ struct tsdb_wal {
     char *dir;
     unsigned interval_ms;
     unsigned sync_interval_ms;
-    struct timespec last_sync; /* when the last fdatasync finished */
+    int64_t last_sync; /* when the last fdatasync finished (oct_clock_mono_ns) */
     uint64_t seg_bytes_max;
 
     pthread_mutex_t mu;
@@ -63,13 +64,13 @@ struct tsdb_wal {
     wal_buf_t spare;     /* owned by the thread while writing */
     uint64_t appended;   /* logical position after the last appended byte */
     uint64_t written, synced;
-    uint64_t sync_req;        /* highest position a waiter wants synced */
-    uint64_t write_req;       /* highest position a waiter wants written */
-    uint64_t cur_seg;         /* segment of the next record */
-    uint64_t cur_seg_len;     /* bytes appended to it so far */
-    uint64_t min_seg;         /* lowest segment that may still exist */
-    struct timespec first_at; /* when buf went from empty to non-empty */
-    int failed;               /* error of the last write while it stands (appends refused) */
+    uint64_t sync_req;    /* highest position a waiter wants synced */
+    uint64_t write_req;   /* highest position a waiter wants written */
+    uint64_t cur_seg;     /* segment of the next record */
+    uint64_t cur_seg_len; /* bytes appended to it so far */
+    uint64_t min_seg;     /* lowest segment that may still exist */
+    int64_t first_at;     /* when buf went from empty to non-empty (oct_clock_mono_ns) */
+    int failed;           /* error of the last write while it stands (appends refused) */
     struct {
         uint64_t lo_w, lo_s, hi; /* (lo_w, hi] not written, (lo_s, hi] not synced */
         int err;
@@ -228,20 +229,12 @@ static void buf_append(wal_buf_t *b, const uint8_t *p, size_t n)
     b->len += n;
 }
 
-static void deadline_after(struct timespec *ts, const struct timespec *from, unsigned ms)
+/* ms after from_ns, as the absolute time pthread_cond_timedwait takes (the
+ * conditions wait on CLOCK_MONOTONIC, which oct_clock_mono_ns reads). */
+static struct timespec deadline_after(int64_t from_ns, unsigned ms)
 {
-    *ts = *from;
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
-static int ts_before(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+    int64_t ns = from_ns + (int64_t)ms * 1000000;
+    return (struct timespec){.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
 }
 
 /* ---- the group-commit thread ---------------------------------------- */
@@ -265,12 +258,10 @@ static int flush_buf(tsdb_wal_t *w, wal_buf_t *b, int want_sync)
 }
 
 /* Is a periodic sync due (unsynced data older than sync_interval_ms)? */
-static int periodic_sync_due(const tsdb_wal_t *w, const struct timespec *now)
+static int periodic_sync_due(const tsdb_wal_t *w, int64_t now_ns)
 {
     if (!w->sync_interval_ms || (w->written == w->synced && !w->buf.len)) return 0;
-    struct timespec dl;
-    deadline_after(&dl, &w->last_sync, w->sync_interval_ms);
-    return !ts_before(now, &dl);
+    return now_ns >= w->last_sync + (int64_t)w->sync_interval_ms * 1000000;
 }
 
 /* Starts segment seg after a write error: the failed file is closed unsynced
@@ -352,9 +343,7 @@ static void *wal_thread(void *arg)
     for (;;) {
         if (w->failed) {
             /* Retry a fresh segment now and then until the disk takes it. */
-            struct timespec dl, now;
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            deadline_after(&dl, &now, WAL_RETRY_MS);
+            struct timespec dl = deadline_after(oct_clock_mono_ns(), WAL_RETRY_MS);
             while (!w->stop && pthread_cond_timedwait(&w->work, &w->mu, &dl) != ETIMEDOUT)
                 ;
             if (w->stop) break;
@@ -371,7 +360,7 @@ static void *wal_thread(void *arg)
                 w->appended += WAL_HDR;
                 w->written = w->synced = w->appended;
                 w->bytes_written += WAL_HDR;
-                clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+                w->last_sync = oct_clock_mono_ns();
                 w->failed = 0;
                 pthread_cond_broadcast(&w->done);
             }
@@ -382,20 +371,17 @@ static void *wal_thread(void *arg)
                 if (w->stop || w->sync_req > w->written || w->write_req > w->written ||
                     w->buf.len >= WAL_URGENT_BYTES)
                     break;
-                struct timespec dl, now;
-                deadline_after(&dl, &w->first_at, w->interval_ms);
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                if (!ts_before(&now, &dl)) break;
+                if (oct_clock_mono_ns() >= w->first_at + (int64_t)w->interval_ms * 1000000) break;
+                struct timespec dl = deadline_after(w->first_at, w->interval_ms);
                 pthread_cond_timedwait(&w->work, &w->mu, &dl);
             } else if (w->sync_req > w->synced && w->written > w->synced) {
                 break; /* everything written, a sync wanted */
             } else if (w->stop) {
                 break;
             } else if (w->sync_interval_ms && w->written > w->synced) {
-                struct timespec dl, now;
-                deadline_after(&dl, &w->last_sync, w->sync_interval_ms);
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                if (!ts_before(&now, &dl)) break;
+                if (oct_clock_mono_ns() >= w->last_sync + (int64_t)w->sync_interval_ms * 1000000)
+                    break;
+                struct timespec dl = deadline_after(w->last_sync, w->sync_interval_ms);
                 pthread_cond_timedwait(&w->work, &w->mu, &dl);
             } else {
                 pthread_cond_wait(&w->work, &w->mu);
@@ -409,9 +395,8 @@ static void *wal_thread(void *arg)
         w->buf.split = SIZE_MAX;
         w->buf.seg = w->cur_seg;
         uint64_t end = w->appended;
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        int want_sync = w->sync_req > w->synced || w->stop || periodic_sync_due(w, &now);
+        int want_sync =
+            w->sync_req > w->synced || w->stop || periodic_sync_due(w, oct_clock_mono_ns());
         pthread_cond_broadcast(&w->done); /* space freed */
         pthread_mutex_unlock(&w->mu);
 
@@ -429,7 +414,7 @@ static void *wal_thread(void *arg)
             if (want_sync) {
                 w->synced = end;
                 w->syncs++;
-                clock_gettime(CLOCK_MONOTONIC, &w->last_sync);
+                w->last_sync = oct_clock_mono_ns();
             }
         }
         w->spare.len = 0;
@@ -459,7 +444,7 @@ int tsdb_wal_lock(tsdb_wal_t *w, uint64_t *seg, oct_errbuf_t *eb)
         w->buf.split = w->buf.len;
         w->cur_seg++;
         hdr_make(h, w->cur_seg);
-        if (!w->buf.len) clock_gettime(CLOCK_MONOTONIC, &w->first_at);
+        if (!w->buf.len) w->first_at = oct_clock_mono_ns();
         buf_append(&w->buf, h, WAL_HDR);
         w->appended += WAL_HDR;
         w->cur_seg_len = WAL_HDR;
@@ -471,7 +456,7 @@ int tsdb_wal_lock(tsdb_wal_t *w, uint64_t *seg, oct_errbuf_t *eb)
 void tsdb_wal_append_locked(tsdb_wal_t *w, const uint8_t *rec, size_t n)
 {
     if (!w->buf.len) {
-        clock_gettime(CLOCK_MONOTONIC, &w->first_at);
+        w->first_at = oct_clock_mono_ns();
         pthread_cond_signal(&w->work);
     }
     buf_append(&w->buf, rec, n);
@@ -490,12 +475,8 @@ uint64_t tsdb_wal_unlock(tsdb_wal_t *w)
 
 int tsdb_wal_wait(tsdb_wal_t *w, uint64_t seq, int fsync, int timeout_ms, oct_errbuf_t *eb)
 {
-    struct timespec dl;
-    if (timeout_ms >= 0) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        deadline_after(&dl, &now, (unsigned)timeout_ms);
-    }
+    struct timespec dl = {0};
+    if (timeout_ms >= 0) dl = deadline_after(oct_clock_mono_ns(), (unsigned)timeout_ms);
     int rc = 0;
     pthread_mutex_lock(&w->mu);
     if (seq > w->appended) seq = w->appended;
@@ -770,7 +751,7 @@ int tsdb_wal_open(const tsdb_wal_opts_t *o, const tsdb_wal_replay_t *rp, void *c
     w->buf.split = w->spare.split = SIZE_MAX;
     w->buf.seg = next;
     buf_append(&w->buf, h, WAL_HDR);
-    clock_gettime(CLOCK_MONOTONIC, &w->first_at);
+    w->first_at = oct_clock_mono_ns();
     w->last_sync = w->first_at;
     w->appended = WAL_HDR;
     w->cur_seg_len = WAL_HDR;

@@ -1,4 +1,5 @@
-/* write.c -- the write path: series lookup and creation, put, WAL recovery.
+/* write.c -- the write path: the series maps, the head, put, WAL recovery,
+ * open and close (series creation is series.c).
  *
  * The hot path of a put is: hash the point's text (metric + tags, combined
  * order-independently so that tags may come in any order), probe a
@@ -8,9 +9,9 @@
  * point is inserted into its series' head under that series' mutex. Nothing
  * is allocated per point (head arrays grow geometrically).
  *
- * A miss normalises the tags (sorted, identical repeats dropped, conflicting
- * ones rejected), applies OpenTSDB's checks in OpenTSDB's order, resolves
- * known UIDs, and leaves the chunk's new names to series_commit, which
+ * A miss (tw_series_prepare) normalises the tags (sorted, identical repeats
+ * dropped, conflicting ones rejected), applies OpenTSDB's checks in OpenTSDB's order, resolves
+ * known UIDs, and leaves the chunk's new names to tw_series_commit, which
  * assigns them in one unsynced batch per kind (the WAL syncs the store
  * before its own fdatasync: tw_presync) and persists the new series
  * (tsdb-meta, row = TSUID, name:octsdb_series) in one store write, before
@@ -24,9 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "codec/name.h"
+#include "common/clock.h"
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 #include "tsdb/series.h"
@@ -35,13 +35,6 @@
 #define TW_WIN   64 /* points per lookup window (put_chunk) */
 /* bytes per point in a POINTS record, at most: id, ts, flags, value */
 #define TW_PT_MAX (10 + 10 + 1 + 10)
-
-int64_t tw_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- hashing ---------------------------------------------------------- */
 
@@ -105,7 +98,7 @@ static inline uint64_t tw_pair_hash(const void *k, size_t kl, const void *v, siz
 }
 
 /* Order-independent: the metric's hash plus the sum of the pairs' hashes. */
-static uint64_t tw_text_hash(const tsdb_dp_t *dp)
+uint64_t tw_text_hash(const tsdb_dp_t *dp)
 {
     uint64_t h = tw_hash_bytes(dp->metric.ptr, dp->metric.len, 0xA4093822299F31D0ull);
     for (size_t i = 0; i < dp->n_tags; i++)
@@ -114,7 +107,7 @@ static uint64_t tw_text_hash(const tsdb_dp_t *dp)
     return h ? h : 1;
 }
 
-static uint64_t tw_series_text_hash(const tw_series_t *s)
+uint64_t tw_series_text_hash(const tw_series_t *s)
 {
     uint64_t h = tw_hash_bytes(s->text, s->mlen, 0xA4093822299F31D0ull);
     for (size_t i = 0; i < s->n_tags; i++)
@@ -342,7 +335,7 @@ static void tab_put(tw_tab_t *t, uint64_t h, tw_series_t *s)
 }
 
 /* Inserts s (its key must be absent). Caller holds nothing. */
-static void map_insert(tw_map_t *m, tw_series_t *s)
+void tw_map_insert(tw_map_t *m, tw_series_t *s)
 {
     if (!m->by_tsuid) s = (tw_series_t *)(void *)tkey_new(s);
     uint64_t h = map_key(m, s);
@@ -379,7 +372,7 @@ static const tw_tkey_t *map_find_key(tw_map_t *m, uint64_t h, const tsdb_dp_t *d
     }
 }
 
-static tw_series_t *map_find_text(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp)
+tw_series_t *tw_map_find_text(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp)
 {
     const tw_tkey_t *k = map_find_key(m, h, dp);
     return k ? k->s : NULL;
@@ -396,518 +389,6 @@ tw_series_t *tw_map_find_tsuid(tw_map_t *m, const uint8_t *tsuid, size_t len)
         tw_series_t *s = slot_ptr(v);
         if (s->tsuid_hash == h && s->tsuid_len == len && !memcmp(s->tsuid, tsuid, len)) return s;
     }
-}
-
-/* ---- series creation -------------------------------------------------- */
-
-typedef struct {
-    oct_slice_t k, v;
-} tw_kv_t;
-
-static int kv_cmp(const void *a, const void *b)
-{
-    const tw_kv_t *x = a, *y = b;
-    int c = oct_slice_cmp(x->k, y->k);
-    return c ? c : oct_slice_cmp(x->v, y->v);
-}
-
-static void tags_text(oct_strbuf_t *sb, const tw_kv_t *kv, size_t n)
-{
-    oct_strbuf_puts(sb, "{");
-    for (size_t i = 0; i < n; i++)
-        oct_strbuf_printf(sb, "%s%.*s=%.*s", i ? ", " : "", (int)kv[i].k.len,
-                          (const char *)kv[i].k.ptr, (int)kv[i].v.len, (const char *)kv[i].v.ptr);
-    oct_strbuf_puts(sb, "}");
-}
-
-static int tag_uid_cmp(const void *a, const void *b)
-{
-    const codec_tag_uid_t *x = a, *y = b;
-    return (x->tagk > y->tagk) - (x->tagk < y->tagk);
-}
-
-/* Allocates a series for metric/tags (UIDs; tags sorted by tagk) and, if
- * kv != NULL, the text key from kv[0..n) (sorted by key). */
-static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t muid,
-                                 const codec_tag_uid_t *tags, const tw_kv_t *kv, size_t n)
-{
-    /* The text key and its pairs live right after the struct, in the same
-     * allocation: the lookup touches them on every put, and adjacent lines
-     * are one prefetch away (put_chunk). */
-    size_t tlen = 0;
-    if (kv) {
-        tlen = metric.len + 1;
-        for (size_t i = 0; i < n; i++)
-            tlen += kv[i].k.len + kv[i].v.len;
-    }
-    size_t pairs_sz = kv ? (n ? n : 1) * sizeof(tw_pair_t) : 0;
-    tw_series_t *s = xcalloc(1, sizeof *s + pairs_sz + tlen);
-    pthread_mutex_init(&s->mu, NULL);
-    s->metric = muid;
-    s->n_tags = (uint16_t)n;
-    s->tags = xmalloc((n ? n : 1) * sizeof *s->tags);
-    memcpy(s->tags, tags, n * sizeof *tags);
-    size_t tl = 0;
-    oct_put_be_n(s->tsuid, muid, w->uid_w[CODEC_UID_METRIC]);
-    tl += w->uid_w[CODEC_UID_METRIC];
-    for (size_t i = 0; i < n; i++) {
-        oct_put_be_n(s->tsuid + tl, tags[i].tagk, w->uid_w[CODEC_UID_TAGK]);
-        tl += w->uid_w[CODEC_UID_TAGK];
-        oct_put_be_n(s->tsuid + tl, tags[i].tagv, w->uid_w[CODEC_UID_TAGV]);
-        tl += w->uid_w[CODEC_UID_TAGV];
-    }
-    s->tsuid_len = (uint8_t)tl;
-    s->tsuid_hash = tw_hash_bytes(s->tsuid, tl, 0x452821E638D01377ull);
-    if (kv) {
-        s->pairs = (tw_pair_t *)(s + 1);
-        s->text = (char *)(s + 1) + pairs_sz;
-        memcpy(s->text, metric.ptr, metric.len);
-        s->mlen = (uint32_t)metric.len;
-        size_t off = metric.len;
-        for (size_t i = 0; i < n; i++) {
-            s->pairs[i].koff = (uint32_t)off;
-            s->pairs[i].klen = (uint32_t)kv[i].k.len;
-            memcpy(s->text + off, kv[i].k.ptr, kv[i].k.len);
-            off += kv[i].k.len;
-            s->pairs[i].voff = (uint32_t)off;
-            s->pairs[i].vlen = (uint32_t)kv[i].v.len;
-            memcpy(s->text + off, kv[i].v.ptr, kv[i].v.len);
-            off += kv[i].v.len;
-        }
-        s->hash = tw_series_text_hash(s);
-    }
-    return s;
-}
-
-static void series_free(tw_series_t *s)
-{
-    for (uint32_t i = 0; i < s->nb; i++) {
-        free(s->b[i].cur);
-        free(s->b[i].fl);
-    }
-    free(s->b);
-    free(s->tags);
-    /* text and pairs are part of s's allocation */
-    pthread_mutex_destroy(&s->mu);
-    free(s);
-}
-
-/* Registers a new series everywhere (caller holds create_mu). */
-static void series_register(tsdb_writer_t *w, tw_series_t *s)
-{
-    size_t i = atomic_load_explicit(&w->n_series, memory_order_relaxed);
-    if (!w->list[i / TW_LIST_CHUNK])
-        w->list[i / TW_LIST_CHUNK] = xcalloc(TW_LIST_CHUNK, sizeof(tw_series_t *));
-    w->list[i / TW_LIST_CHUNK][i % TW_LIST_CHUNK] = s;
-    s->id = (uint32_t)i;
-    atomic_store_explicit(&w->n_series, i + 1, memory_order_release);
-    map_insert(&w->by_tsuid, s);
-    if (s->text) map_insert(&w->by_text, s);
-    tw_index_add(w->index, s);
-}
-
-static int series_persist(tsdb_writer_t *w, const tw_series_t *s, oct_errbuf_t *eb)
-{
-    static const uint8_t ver = 1;
-    store_op_t op = {STORE_OP_PUT,
-                     oct_slice(s->tsuid, w->uid_w[CODEC_UID_METRIC]),
-                     {oct_slice(s->tsuid, s->tsuid_len), oct_slice_str("name"),
-                      oct_slice_str(TW_META_QUAL), oct_slice(&ver, 1)}};
-    return store_write(w->st, STORE_TABLE_META, &op, 1, 0, eb);
-}
-
-/* Fills in s's TSUID from s->metric and s->tags (sorted by tagk UID). */
-static void series_set_tsuid(tsdb_writer_t *w, tw_series_t *s)
-{
-    size_t tl = 0;
-    oct_put_be_n(s->tsuid, s->metric, w->uid_w[CODEC_UID_METRIC]);
-    tl += w->uid_w[CODEC_UID_METRIC];
-    for (size_t i = 0; i < s->n_tags; i++) {
-        oct_put_be_n(s->tsuid + tl, s->tags[i].tagk, w->uid_w[CODEC_UID_TAGK]);
-        tl += w->uid_w[CODEC_UID_TAGK];
-        oct_put_be_n(s->tsuid + tl, s->tags[i].tagv, w->uid_w[CODEC_UID_TAGV]);
-        tl += w->uid_w[CODEC_UID_TAGV];
-    }
-    s->tsuid_len = (uint8_t)tl;
-    s->tsuid_hash = tw_hash_bytes(s->tsuid, tl, 0x452821E638D01377ull);
-}
-
-/* The pending series s's missing UIDs, one name at a time. */
-static int series_resolve_one(tsdb_writer_t *w, tw_series_t *s, oct_errbuf_t *eb)
-{
-    int rc = 0;
-    if (!s->metric)
-        rc = uid_resolve_for_write_deferred(w->uids, CODEC_UID_METRIC, (const uint8_t *)s->text,
-                                            s->mlen, &s->metric, eb);
-    for (size_t t = 0; !rc && t < s->n_tags; t++) {
-        const tw_pair_t *p = &s->pairs[t];
-        if (!s->tags[t].tagk)
-            rc = uid_resolve_for_write_deferred(w->uids, CODEC_UID_TAGK,
-                                                (const uint8_t *)s->text + p->koff, p->klen,
-                                                &s->tags[t].tagk, eb);
-        if (!rc && !s->tags[t].tagv)
-            rc = uid_resolve_for_write_deferred(w->uids, CODEC_UID_TAGV,
-                                                (const uint8_t *)s->text + p->voff, p->vlen,
-                                                &s->tags[t].tagv, eb);
-    }
-    return rc;
-}
-
-/* Assigns the new names of the pending series in fresh[0..n) (tsuid_len 0:
- * UID 0 where series_prepare found no name), one uid_resolve_batch_deferred
- * per kind, and completes their TSUIDs. A series whose names cannot be
- * assigned is freed and its slot set to NULL; returns the first such error. */
-static int series_resolve(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf_t *eb)
-{
-    size_t cnt[CODEC_UID_N_KINDS] = {0}, npend = 0;
-    for (size_t i = 0; i < n; i++) {
-        tw_series_t *s = fresh[i];
-        if (s->tsuid_len) continue;
-        npend++;
-        cnt[CODEC_UID_METRIC] += !s->metric;
-        for (size_t t = 0; t < s->n_tags; t++) {
-            cnt[CODEC_UID_TAGK] += !s->tags[t].tagk;
-            cnt[CODEC_UID_TAGV] += !s->tags[t].tagv;
-        }
-    }
-    if (!npend) return 0;
-    oct_slice_t *names[CODEC_UID_N_KINDS];
-    uint64_t **slots[CODEC_UID_N_KINDS], *ids[CODEC_UID_N_KINDS];
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
-        names[k] = xmalloc((cnt[k] + 1) * sizeof *names[k]);
-        slots[k] = xmalloc((cnt[k] + 1) * sizeof *slots[k]);
-        ids[k] = xmalloc((cnt[k] + 1) * sizeof *ids[k]);
-        cnt[k] = 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        tw_series_t *s = fresh[i];
-        if (s->tsuid_len) continue;
-        if (!s->metric) {
-            names[CODEC_UID_METRIC][cnt[CODEC_UID_METRIC]] =
-                oct_slice((const uint8_t *)s->text, s->mlen);
-            slots[CODEC_UID_METRIC][cnt[CODEC_UID_METRIC]++] = &s->metric;
-        }
-        for (size_t t = 0; t < s->n_tags; t++) {
-            const tw_pair_t *p = &s->pairs[t];
-            if (!s->tags[t].tagk) {
-                names[CODEC_UID_TAGK][cnt[CODEC_UID_TAGK]] =
-                    oct_slice((const uint8_t *)s->text + p->koff, p->klen);
-                slots[CODEC_UID_TAGK][cnt[CODEC_UID_TAGK]++] = &s->tags[t].tagk;
-            }
-            if (!s->tags[t].tagv) {
-                names[CODEC_UID_TAGV][cnt[CODEC_UID_TAGV]] =
-                    oct_slice((const uint8_t *)s->text + p->voff, p->vlen);
-                slots[CODEC_UID_TAGV][cnt[CODEC_UID_TAGV]++] = &s->tags[t].tagv;
-            }
-        }
-    }
-    int rc = 0;
-    for (int k = 0; k < CODEC_UID_N_KINDS && !rc; k++) {
-        rc = uid_resolve_batch_deferred(w->uids, (codec_uid_kind_t)k, names[k], cnt[k], ids[k], eb);
-        for (size_t j = 0; !rc && j < cnt[k]; j++)
-            *slots[k][j] = ids[k][j];
-    }
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
-        free(names[k]);
-        free(slots[k]);
-        free(ids[k]);
-    }
-    int frc = 0;
-    for (size_t i = 0; i < n; i++) {
-        tw_series_t *s = fresh[i];
-        if (s->tsuid_len) continue;
-        /* A failed batch (UIDs running out part way, a store error) leaves
-         * each series to its own names, one by one, as before batching: the
-         * series that fit still get their UIDs. */
-        int r = rc ? series_resolve_one(w, s, eb) : 0;
-        if (r) {
-            if (!frc) frc = r;
-            series_free(s);
-            fresh[i] = NULL;
-            continue;
-        }
-        qsort(s->tags, s->n_tags, sizeof *s->tags, tag_uid_cmp);
-        series_set_tsuid(w, s);
-    }
-    return frc;
-}
-
-/* Assigns the chunk's new names (series_resolve), persists and registers
- * the new series fresh[0..n) of one chunk, in one store write, and replaces
- * each by the series the put must use: itself,
- * one registered meanwhile (or earlier in fresh) with the same TSUID (the
- * duplicate is freed), or NULL if the store write failed or its new names
- * could not be assigned (the message in eb, return value < 0). The series
- * text -> TSUID mapping is a function, so
- * the TSUID decides identity. */
-static int series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf_t *eb)
-{
-    static const uint8_t ver = 1;
-    /* New names first, outside create_mu (store writes): a failure fails the
-     * series that needed them (NULL), the others go on. */
-    int urc = series_resolve(w, fresh, n, eb);
-    store_op_t ops_stack[64];
-    uint8_t new_stack[64];
-    store_op_t *ops = n <= 64 ? ops_stack : xmalloc(n * sizeof *ops);
-    uint8_t *is_new = n <= 64 ? new_stack : xmalloc(n);
-    size_t nops = 0;
-    pthread_mutex_lock(&w->create_mu);
-    for (size_t i = 0; i < n; i++) {
-        tw_series_t *s = fresh[i];
-        is_new[i] = 0;
-        if (!s) continue;
-        tw_series_t *have = tw_map_find_tsuid(&w->by_tsuid, s->tsuid, s->tsuid_len);
-        for (size_t j = 0; !have && j < i; j++) {
-            tw_series_t *o = fresh[j];
-            if (o && o->tsuid_hash == s->tsuid_hash && o->tsuid_len == s->tsuid_len &&
-                !memcmp(o->tsuid, s->tsuid, s->tsuid_len))
-                have = o;
-        }
-        is_new[i] = !have;
-        if (have) {
-            series_free(s);
-            fresh[i] = have;
-            continue;
-        }
-        store_op_t op = {STORE_OP_PUT,
-                         oct_slice(s->tsuid, w->uid_w[CODEC_UID_METRIC]),
-                         {oct_slice(s->tsuid, s->tsuid_len), oct_slice_str("name"),
-                          oct_slice_str(TW_META_QUAL), oct_slice(&ver, 1)}};
-        ops[nops++] = op;
-    }
-    oct_errbuf_t web;
-    int rc = nops ? store_write(w->st, STORE_TABLE_META, ops, nops, 0, &web) : 0;
-    size_t created = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_new[i]) continue;
-        tw_series_t *s = fresh[i];
-        if (rc) {
-            /* every point naming it fails, duplicates of it included */
-            for (size_t j = i + 1; j < n; j++)
-                if (fresh[j] == s) fresh[j] = NULL;
-            series_free(s);
-            fresh[i] = NULL;
-            is_new[i] = 0;
-            continue;
-        }
-        series_register(w, s);
-        created++;
-    }
-    pthread_mutex_unlock(&w->create_mu);
-    if (created) {
-        atomic_fetch_add_explicit(&w->series_created, created, memory_order_relaxed);
-        for (size_t i = 0; i < n; i++)
-            if (is_new[i]) tw_meta_new_series(w, fresh[i]);
-    }
-    if (ops != ops_stack) free(ops);
-    if (is_new != new_stack) free(is_new);
-    if (rc) {
-        if (eb) *eb = web;
-        return rc;
-    }
-    return urc;
-}
-
-/* The slow path: validates and resolves the put's series. *out is either a
- * known series (*fresh = 0) or a new one, allocated but neither persisted
- * nor registered (*fresh = 1): put_chunk persists the new series of a whole
- * chunk in one store write (series_commit). */
-static int series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **out, int *fresh,
-                          oct_errbuf_t *eb)
-{
-    *fresh = 0;
-    size_t n = dp->n_tags;
-    tw_kv_t stack_kv[16];
-    tw_kv_t *kv = n <= 16 ? stack_kv : xmalloc(n * sizeof *kv);
-    codec_tag_uid_t stack_t[16];
-    codec_tag_uid_t *tags = NULL;
-    oct_strbuf_t sb = OCT_STRBUF_INIT;
-    int rc = 0;
-    /* No configuration allows more than 255 distinct tags; refusing longer
-     * lists before the quadratic duplicate scan keeps a 10,000-tag put cheap. */
-    if (n > 255) {
-        rc = oct_err(eb, OCT_EINVAL, "Too many tags: %zu maximum allowed: %d", n, w->max_tags);
-        goto out;
-    }
-    /* Tags.parse: identical repeats collapse, a key with two values fails. */
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        oct_slice_t k = dp->tags[2 * i], v = dp->tags[2 * i + 1];
-        size_t j = 0;
-        for (; j < m; j++)
-            if (oct_slice_eq(kv[j].k, k)) break;
-        if (j < m) {
-            if (oct_slice_eq(kv[j].v, v)) continue;
-            tags_text(&sb, kv, m);
-            rc =
-                oct_err(eb, OCT_EINVAL, "duplicate tag: %.*s=%.*s, tags=%s", (int)k.len,
-                        (const char *)k.ptr, (int)v.len, (const char *)v.ptr, oct_strbuf_cstr(&sb));
-            goto out;
-        }
-        kv[m].k = k;
-        kv[m].v = v;
-        m++;
-    }
-    if (m == 0) {
-        rc = oct_err(eb, OCT_EINVAL, "Need at least one tag (metric=%.*s, tags={})",
-                     (int)dp->metric.len, (const char *)dp->metric.ptr);
-        goto out;
-    }
-    if (m > (size_t)w->max_tags) {
-        tags_text(&sb, kv, m);
-        rc = oct_err(eb, OCT_EINVAL, "Too many tags: %zu maximum allowed: %d, tags: %s", m,
-                     w->max_tags, oct_strbuf_cstr(&sb));
-        goto out;
-    }
-    rc = codec_name_validate_metric((const char *)dp->metric.ptr, dp->metric.len, w->specials, eb);
-    if (rc) goto out;
-    for (size_t i = 0; i < m; i++) {
-        const char *k = (const char *)kv[i].k.ptr, *v = (const char *)kv[i].v.ptr;
-        rc = codec_name_validate_tagk(k, kv[i].k.len, v, kv[i].v.len, w->specials, eb);
-        if (!rc) rc = codec_name_validate_tagv(v, kv[i].v.len, k, kv[i].k.len, w->specials, eb);
-        if (rc) goto out;
-    }
-    qsort(kv, m, sizeof *kv, kv_cmp);
-    /* The normalised text may be known (the put repeated a pair). */
-    tsdb_dp_t norm = *dp;
-    oct_slice_t stack_sl[32];
-    oct_slice_t *sl = 2 * m <= 32 ? stack_sl : xmalloc(2 * m * sizeof *sl);
-    for (size_t i = 0; i < m; i++) {
-        sl[2 * i] = kv[i].k;
-        sl[2 * i + 1] = kv[i].v;
-    }
-    norm.tags = sl;
-    norm.n_tags = m;
-    tw_series_t *s = map_find_text(&w->by_text, tw_text_hash(&norm), &norm);
-    if (sl != stack_sl) free(sl);
-    if (s) {
-        *out = s;
-        goto out;
-    }
-    /* Known names resolve here; a new one is left as UID 0 (never assigned)
-     * for series_commit, which assigns the chunk's new names in one batch per
-     * kind, unsynced: nothing naming them is durable before the WAL's next
-     * fdatasync, which syncs them first (tw_presync). */
-    uint64_t muid;
-    rc = uid_peek_for_write(w->uids, CODEC_UID_METRIC, dp->metric.ptr, dp->metric.len, &muid, eb);
-    if (rc) goto out;
-    int pending = muid == 0;
-    tags = m <= 16 ? stack_t : xmalloc(m * sizeof *tags);
-    for (size_t i = 0; i < m; i++) {
-        rc = uid_peek_for_write(w->uids, CODEC_UID_TAGK, kv[i].k.ptr, kv[i].k.len, &tags[i].tagk,
-                                eb);
-        if (!rc)
-            rc = uid_peek_for_write(w->uids, CODEC_UID_TAGV, kv[i].v.ptr, kv[i].v.len,
-                                    &tags[i].tagv, eb);
-        if (rc) goto out;
-        pending |= !tags[i].tagk || !tags[i].tagv;
-    }
-    /* The text key keeps kv's order; the TSUID wants tagk UID order. A
-     * pending series keeps tags[i] beside pairs[i] until its UIDs are known. */
-    if (!pending) qsort(tags, m, sizeof *tags, tag_uid_cmp);
-    s = series_alloc(w, dp->metric, muid, tags, kv, m);
-    if (pending) s->tsuid_len = 0; /* no TSUID yet: series_resolve */
-    *out = s;
-    *fresh = 1;
-out:
-    if (kv != stack_kv) free(kv);
-    if (tags && tags != stack_t) free(tags);
-    oct_strbuf_free(&sb);
-    return rc;
-}
-
-/* A series known only by its TSUID (loaded at open or named by the WAL):
- * the names come from the UID table. */
-static int series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int persist,
-                             tw_series_t **out, oct_errbuf_t *eb)
-{
-    tw_series_t *s = tw_map_find_tsuid(&w->by_tsuid, tsuid, len);
-    if (s) {
-        *out = s;
-        return 0;
-    }
-    int nt = codec_tsuid_check(&w->rk, tsuid, len, eb);
-    if (nt < 0) return nt;
-    if (nt > 255 || len > TW_MAX_TSUID) return oct_err(eb, OCT_ECORRUPT, "TSUID too long");
-    unsigned mw = w->uid_w[CODEC_UID_METRIC], kw = w->uid_w[CODEC_UID_TAGK],
-             vw = w->uid_w[CODEC_UID_TAGV];
-    uint64_t muid = oct_get_be_n(tsuid, mw);
-    codec_tag_uid_t *tags = xmalloc(((size_t)nt + 1) * sizeof *tags);
-    for (int i = 0; i < nt; i++) {
-        tags[i].tagk = oct_get_be_n(tsuid + mw + (size_t)i * (kw + vw), kw);
-        tags[i].tagv = oct_get_be_n(tsuid + mw + (size_t)i * (kw + vw) + kw, vw);
-    }
-    /* Names, for the text key; a name that no longer resolves leaves the
-     * series reachable by TSUID only. */
-    uint8_t *names = xmalloc((2 * (size_t)nt + 1) * UID_NAME_MAX);
-    tw_kv_t *kv = xmalloc(((size_t)nt + 1) * sizeof *kv);
-    size_t ml = 0, l;
-    oct_errbuf_t e2;
-    int ok = uid_get_name(w->uids, CODEC_UID_METRIC, muid, names, UID_NAME_MAX, &ml, &e2) == 0;
-    for (int i = 0; ok && i < nt; i++) {
-        uint8_t *kb = names + (size_t)(2 * i + 1) * UID_NAME_MAX;
-        uint8_t *vb = kb + UID_NAME_MAX;
-        ok = uid_get_name(w->uids, CODEC_UID_TAGK, tags[i].tagk, kb, UID_NAME_MAX, &l, &e2) == 0;
-        kv[i].k = oct_slice(kb, l);
-        if (ok)
-            ok =
-                uid_get_name(w->uids, CODEC_UID_TAGV, tags[i].tagv, vb, UID_NAME_MAX, &l, &e2) == 0;
-        kv[i].v = oct_slice(vb, l);
-    }
-    /* kv must be in the same order as tags (the TSUID's), which is fine: the
-     * text match is order-independent. */
-    s = series_alloc(w, oct_slice(names, ml), muid, tags, ok ? kv : NULL, (size_t)nt);
-    free(names);
-    free(kv);
-    free(tags);
-    int rc = 0;
-    pthread_mutex_lock(&w->create_mu);
-    tw_series_t *have = tw_map_find_tsuid(&w->by_tsuid, tsuid, len);
-    if (have) {
-        series_free(s);
-        s = have;
-    } else {
-        if (persist) rc = series_persist(w, s, eb);
-        if (rc)
-            series_free(s);
-        else
-            series_register(w, s);
-    }
-    pthread_mutex_unlock(&w->create_mu);
-    if (!rc) *out = s;
-    return rc;
-}
-
-/* Loads the persisted series (tsdb-meta, name:octsdb_series). */
-typedef struct {
-    tsdb_writer_t *w;
-    oct_errbuf_t *eb;
-    int rc;
-} tw_load_ctx_t;
-
-static int load_part(void *ctx, oct_slice_t part)
-{
-    tw_load_ctx_t *lc = ctx;
-    store_scan_spec_t spec = {0};
-    spec.part = part;
-    spec.family = oct_slice_str("name");
-    store_scanner_t *sc;
-    int rc = store_scan_open(lc->w->st, STORE_TABLE_META, &spec, &sc, lc->eb);
-    if (rc) return rc;
-    store_result_t row = STORE_RESULT_INIT;
-    oct_slice_t q = oct_slice_str(TW_META_QUAL);
-    while ((rc = store_scan_next(sc, &row, lc->eb)) == 1) {
-        for (size_t i = 0; i < row.n; i++) {
-            if (!oct_slice_eq(row.cells[i].qualifier, q)) continue;
-            tw_series_t *s;
-            oct_errbuf_t e2;
-            /* A row that is not a TSUID of this layout is not ours: skip. */
-            (void)series_from_tsuid(lc->w, row.cells[i].row.ptr, row.cells[i].row.len, 0, &s, &e2);
-        }
-    }
-    store_result_free(&row);
-    store_scan_close(sc);
-    return rc < 0 ? rc : 0;
 }
 
 /* ---- the head --------------------------------------------------------- */
@@ -1000,7 +481,7 @@ static int rp_uids_lost(tsdb_writer_t *w, const uint8_t *tsuid, size_t len)
     if (tw_map_find_tsuid(&w->by_tsuid, tsuid, len)) return 0;
     oct_errbuf_t eb;
     int nt = codec_tsuid_check(&w->rk, tsuid, len, &eb);
-    if (nt < 0) return 0; /* series_from_tsuid refuses it */
+    if (nt < 0) return 0; /* tw_series_from_tsuid refuses it */
     for (int i = 0; i <= 2 * nt; i++) {
         codec_uid_kind_t k = i == 0 ? CODEC_UID_METRIC : i % 2 ? CODEC_UID_TAGK : CODEC_UID_TAGV;
         size_t off = i == 0 ? 0
@@ -1033,7 +514,7 @@ static int rp_series(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid,
         w->rmap[id] = NULL; /* its points end the segment's replay: a torn tail */
         return 0;
     }
-    int rc = series_from_tsuid(w, tsuid, len, 1, &s, &eb);
+    int rc = tw_series_from_tsuid(w, tsuid, len, 1, &s, &eb);
     w->rmap[id] = rc ? NULL : s;
     return 0;
 }
@@ -1043,7 +524,7 @@ static int rp_points(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_
     tsdb_writer_t *w = ctx;
     for (size_t i = 0; i < n; i++)
         if (pts[i].id >= w->rmap_cap || !w->rmap[pts[i].id]) return 1;
-    int64_t now = tw_now_ms();
+    int64_t now = oct_clock_wall_ms();
     uint64_t added = 0;
     for (size_t i = 0; i < n; i++) {
         tw_series_t *s = w->rmap[pts[i].id];
@@ -1063,7 +544,7 @@ static int rp_points(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_
 /* ---- open / close ----------------------------------------------------- */
 
 /* The WAL's pre-sync hook: the UIDs that logged records name were assigned
- * without a sync (series_prepare); they reach stable storage before the
+ * without a sync (tw_series_prepare); they reach stable storage before the
  * records do. */
 static int tw_presync(void *ctx)
 {
@@ -1114,7 +595,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
 
     tw_load_ctx_t lc = {w, eb, 0};
     int rc = store_part_list(w->st, STORE_TABLE_META, oct_slice(NULL, 0), oct_slice(NULL, 0),
-                             load_part, &lc, eb);
+                             tw_load_part, &lc, eb);
     if (rc) goto fail;
     if (store_is_read_only(w->st)) {
         /* TSDB_OPEN_INDEX: the series index only; puts are refused (writer_of) */
@@ -1161,7 +642,7 @@ void tsdb__writer_close(tsdb_writer_t *w)
     }
     size_t n = atomic_load(&w->n_series);
     for (size_t i = 0; i < n; i++)
-        series_free(tw_series_at(w, i));
+        tw_series_free(tw_series_at(w, i));
     for (size_t i = 0; i < TW_LIST_DIR && w->list[i]; i++)
         free(w->list[i]);
     map_free(&w->by_text);
@@ -1246,7 +727,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
                 oct_errbuf_t e;
                 e.msg[0] = 0;
                 int is_fresh;
-                int rc = series_prepare(w, dp, &s, &is_fresh, &e);
+                int rc = tw_series_prepare(w, dp, &s, &is_fresh, &e);
                 if (rc) {
                     s = NULL;
                     rej++;
@@ -1263,7 +744,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     if (nfresh) {
         oct_errbuf_t e;
         e.msg[0] = 0;
-        int rc = series_commit(w, fresh, nfresh, &e);
+        int rc = tw_series_commit(w, fresh, nfresh, &e);
         for (size_t i = 0; i < n; i++) {
             if (fi[i] == UINT16_MAX) continue;
             ser[i] = fresh[fi[i]];
@@ -1325,7 +806,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     tsdb_wal_append_locked(w->wal, rec, rlen);
     *seq = tsdb_wal_unlock(w->wal);
 
-    int64_t now = tw_now_ms();
+    int64_t now = oct_clock_wall_ms();
     uint64_t added = 0, dups = 0;
     /* Each insert misses the cache on the end of its series' head (a point
      * array of its own). The next point's series is locked ahead with a
@@ -1421,14 +902,6 @@ int tsdb_flush(tsdb_t *db, oct_errbuf_t *eb)
     int rc = writer_of(db, &w, eb);
     if (rc) return rc;
     return tw_flush_pass(w, 1, eb);
-}
-
-int tsdb_series_find(tsdb_t *db, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,
-                     void *ctx)
-{
-    tsdb_writer_t *w = tsdb__writer(db);
-    if (!w) return 0;
-    return tw_index_find(w->index, metric, tagk, tagv, fn, ctx);
 }
 
 void tsdb_stats(tsdb_t *db, tsdb_stats_t *out)

@@ -24,6 +24,8 @@
  *     the last written wins; without it the first stays and the duplicate is
  *     counted (OpenTSDB fails the query instead; we never lose the data).
  *
+ * Reading back (and the series index) is tsdb/read.h.
+ *
  * Threads: every function is safe to call from any number of threads. */
 #ifndef OCT_TSDB_WRITE_H
 #define OCT_TSDB_WRITE_H
@@ -78,40 +80,6 @@ OCT_MUST_CHECK int tsdb_wait_durable(tsdb_t *db, uint64_t seq, int fsync, int ti
 /* Flushes every head (open hours included) to the store and syncs it. Used
  * at shutdown, by tests and by benchmarks measuring bytes on disk. May block. */
 OCT_MUST_CHECK int tsdb_flush(tsdb_t *db, oct_errbuf_t *eb);
-
-/* ---- reading back --------------------------------------------------- */
-
-/* Points of one series in [start_ms, end_ms] (inclusive), sorted by time,
- * one per timestamp, merged from the store (octsdb blocks and OpenTSDB
- * cells) and the head. *out is malloc'd (free it); *n its count. */
-OCT_MUST_CHECK int tsdb_read_series(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len,
-                                    int64_t start_ms, int64_t end_ms, codec_point_t **out,
-                                    size_t *n, oct_errbuf_t *eb);
-
-/* A reader: tsdb_read_series with buffers kept from call to call, for
- * reading many series (the query executor). One reader belongs to one thread
- * at a time; any number of readers may run at once. */
-typedef struct tsdb_reader tsdb_reader_t;
-
-tsdb_reader_t *tsdb_reader_new(tsdb_t *db);
-void tsdb_reader_free(tsdb_reader_t *r); /* NULL is fine */
-
-/* As tsdb_read_series, but *out points into the reader's buffer: valid (and
- * writable by the caller, e.g. to convert the points in place) until the
- * next call on r or tsdb_reader_free. */
-OCT_MUST_CHECK int tsdb_reader_read(tsdb_reader_t *r, const uint8_t *tsuid, size_t tsuid_len,
-                                    int64_t start_ms, int64_t end_ms, codec_point_t **out,
-                                    size_t *n, oct_errbuf_t *eb);
-
-/* ---- the series index ----------------------------------------------- */
-
-typedef int (*tsdb_series_fn)(void *ctx, const uint8_t *tsuid, size_t tsuid_len);
-
-/* Calls fn for every series of a metric carrying tag tagk=tagv (tagv 0 =
- * any value; tagk 0 = every series of the metric), in TSUID byte order. A
- * nonzero return from fn stops and is returned. Answers from memory. */
-int tsdb_series_find(tsdb_t *db, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,
-                     void *ctx);
 
 /* ---- counters for /api/stats and the telnet `stats` command ----------- */
 

@@ -11,6 +11,7 @@
 
 #include "common/config.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 /* One request; returns the status and the body in *resp (malloc'd, "" if

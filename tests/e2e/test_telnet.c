@@ -24,6 +24,7 @@
 #include "common/err.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 #define VERSION_HEAD "net.opentsdb.tools octsdb "

@@ -21,6 +21,7 @@
 #include "common/config.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 #define BASE_TS 1356998400LL /* 2013-01-01T00:00:00Z, an hour boundary */

@@ -20,6 +20,7 @@
 #include "testutil.h"
 #include "tsdb/annotation.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 #define H0 1356998400LL /* 2013-01-01T00:00:00Z = 0x50E22700 */

@@ -25,6 +25,7 @@
 #include "common/config.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 #define H0     1356998400LL

@@ -1,6 +1,7 @@
-/* query_exec.h -- the query executor: runs a parsed query_t (query/query.h)
- * against a database and hands back one result per output series, as
- * OpenTSDB 2.4's TsdbQuery + SpanGroup do (reference §7.5, §8).
+/* exec.h -- the query executor: runs a parsed query_t (query/query.h)
+ * against a database (through tsdb/read.h) and hands back one result per
+ * output series, as OpenTSDB 2.4's TsdbQuery + SpanGroup do (semantics in
+ * docs/exec.md).
  *
  * Per sub-query:
  *   1. resolve the metric and every filter's tag key to UIDs (case-sensitive
@@ -17,22 +18,22 @@
  *      byte order of that tuple (aggregator `none`: one output per series,
  *      in TSUID order);
  *   4. per group, per series: read the points of the scan window (the query
- *      range widened to whole hours and downsample intervals, §8.1), convert,
- *      downsample (+fill), rate; then aggregate the group with interpolation
- *      and keep the points with start <= ts <= end.
+ *      range widened to whole hours and downsample intervals, docs/exec.md),
+ *      convert, downsample (+fill), rate; then aggregate the group with
+ *      interpolation and keep the points with start <= ts <= end.
  *
  * Memory: one group is materialised at a time, and within it one series'
- * raw points at a time (downsampled series are read day by day, so a long
- * range of raw points is never held at once). Limits bound the rest: at most
- * max_series series per query, max_points raw points read, and
- * max_held_points points held for the group being aggregated; crossing one
- * stops the query with OCT_ERANGE (the API answers 413). timeout_ms stops it
- * with -ETIMEDOUT (408).
+ * raw points at a time (the fast downsampler, exec_fast.c, reads a series
+ * four hours at a time and holds no long range of raw points at all).
+ * Limits bound the rest: at most max_series series per query, max_points
+ * raw points read, and max_held_points points held for the group being
+ * aggregated; crossing one stops the query with OCT_ERANGE (the API answers
+ * 413). timeout_ms stops it with -ETIMEDOUT (408).
  *
- * Threads: query_exec may run in any number of threads at once; it only
+ * Threads: exec_query may run in any number of threads at once; it only
  * reads shared state (plus the store deletes of delete_data). */
-#ifndef OCT_TSDB_QUERY_EXEC_H
-#define OCT_TSDB_QUERY_EXEC_H
+#ifndef OCT_EXEC_EXEC_H
+#define OCT_EXEC_EXEC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -51,12 +52,12 @@ typedef struct {
     int skip_unresolved_tagvs; /* tsd.query.skip_unresolved_tagvs */
     size_t expansion_limit;    /* tsd.query.filter.expansion_limit */
     const char *timezone;      /* calendar downsampling when the query names none; NULL = UTC */
-} query_exec_opts_t;
+} exec_opts_t;
 
 /* Defaults (limits as in the config table, UTC). */
-void query_exec_opts_default(query_exec_opts_t *o);
+void exec_opts_default(exec_opts_t *o);
 /* From the tsd.query.* keys; cfg (and the timezone string) must outlive o. */
-void query_exec_opts_from_config(query_exec_opts_t *o, const oct_config_t *cfg);
+void exec_opts_from_config(exec_opts_t *o, const oct_config_t *cfg);
 
 /* One output series. Everything is borrowed for the duration of the
  * callback only. */
@@ -80,10 +81,10 @@ typedef struct {
     /* counters of the sub-query so far (for showStats) */
     uint64_t sub_series;     /* series this result aggregates */
     uint64_t sub_raw_points; /* raw points read for this result */
-} query_result_t;
+} exec_result_t;
 
-/* Returning nonzero stops the query; the value is returned by query_exec. */
-typedef int (*query_result_fn)(void *ctx, const query_result_t *r);
+/* Returning nonzero stops the query; the value is returned by exec_query. */
+typedef int (*exec_result_fn)(void *ctx, const exec_result_t *r);
 
 typedef struct {
     uint64_t series;         /* series matched (all sub-queries) */
@@ -92,7 +93,7 @@ typedef struct {
     uint64_t results;        /* callbacks made */
     uint64_t deleted_rows;   /* rows deleted (delete_data) */
     int64_t resolve_ns, scan_ns, agg_ns, total_ns;
-} query_exec_stats_t;
+} exec_stats_t;
 
 /* Runs every sub-query of q in order and calls fn once per output series.
  * q->start_ms/end_ms must be set and valid; q->delete_data deletes the rows
@@ -102,12 +103,12 @@ typedef struct {
  * OCT_EPARSE (bad TSUID, TSUIDs of different metrics), OCT_ERANGE (a limit;
  * OpenTSDB's text for the data points one), -ETIMEDOUT, OCT_EIO/OCT_ECORRUPT
  * (storage), or the callback's nonzero value. The message is in eb. */
-int query_exec(tsdb_t *db, const query_t *q, const query_exec_opts_t *opts, query_result_fn fn,
-               void *ctx, query_exec_stats_t *stats, oct_errbuf_t *eb);
+int exec_query(tsdb_t *db, const query_t *q, const exec_opts_t *opts, exec_result_fn fn, void *ctx,
+               exec_stats_t *stats, oct_errbuf_t *eb);
 
 /* The scan window of a sub-query in ms, [*lo, *hi] inclusive: the query
- * range widened as OpenTSDB widens its HBase scan (§8.1). Exposed for
+ * range widened as OpenTSDB widens its HBase scan (docs/exec.md). Exposed for
  * tests and the delete path. */
-void query_exec_scan_window(const query_t *q, const query_sub_t *sub, int64_t *lo, int64_t *hi);
+void exec_scan_window(const query_t *q, const query_sub_t *sub, int64_t *lo, int64_t *hi);
 
 #endif

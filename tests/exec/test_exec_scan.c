@@ -1,4 +1,4 @@
-/* test_query_scan.c -- fixed-interval downsampling fed block by block
+/* test_exec_scan.c -- fixed-interval downsampling fed block by block
  * (tsdb_reader_scan into the executor's bucketer) over a real data dir.
  *
  * What is new there: a bucket may begin in one run of points (a block, an
@@ -25,8 +25,9 @@
 #include "query/query.h"
 #include "testutil.h"
 #include "tsdb_fixture.h"
-#include "tsdb/query_exec.h"
+#include "exec/exec.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/read.h"
 #include "tsdb/write.h"
 
 #define H0   1356998400LL /* 2013-01-01T00:00:00Z */
@@ -197,7 +198,7 @@ typedef struct {
 
 static out_t g_o;
 
-static int collect(void *ctx, const query_result_t *r)
+static int collect(void *ctx, const exec_result_t *r)
 {
     out_t *o = ctx;
     o->results++;
@@ -221,7 +222,7 @@ static void run(int64_t start_ms, int64_t end_ms, const char *m)
     oct_errbuf_t eb;
     if (query_parse_m(&q, m, &eb)) fail_msg("parse %s: %s", m, eb.msg);
     memset(&g_o, 0, sizeof g_o);
-    int rc = query_exec(g_fx->db, &q, NULL, collect, &g_o, NULL, &eb);
+    int rc = exec_query(g_fx->db, &q, NULL, collect, &g_o, NULL, &eb);
     query_free(&q);
     if (rc) fail_msg("query %s: %d %s", m, rc, eb.msg);
     assert_int_equal(g_o.results, 1);

@@ -2,7 +2,7 @@
  * a fresh data dir with a tsdb open on it (metrics auto-created), reached
  * through g_fx by the tests' put helpers, closed and removed by the teardown.
  *
- * Header-only: every tests/tsdb/test_*.c is its own program. Include after
+ * Header-only: every test_*.c that includes it is its own program. Include after
  * cmocka. */
 #ifndef OCT_TESTS_TSDB_FIXTURE_H
 #define OCT_TESTS_TSDB_FIXTURE_H

@@ -1,4 +1,4 @@
-/* test_query_fast.c -- the query executor's fast paths over a real data dir:
+/* test_exec_fast.c -- the query executor's fast paths over a real data dir:
  * fixed-interval downsampling straight from the read points (sum, avg, min,
  * max, count and their aliases; integer, double, NaN and mixed buckets; an
  * int64 overflow; epoch-aligned odd intervals; every fill policy) and the
@@ -22,7 +22,7 @@
 #include "testutil.h"
 #include "tsdb_fixture.h"
 #include "tsdb/annotation.h"
-#include "tsdb/query_exec.h"
+#include "exec/exec.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
@@ -82,7 +82,7 @@ typedef struct {
     char ann[MAXAN][256];
 } out_t;
 
-static int collect(void *ctx, const query_result_t *r)
+static int collect(void *ctx, const exec_result_t *r)
 {
     out_t *o = ctx;
     o->results++;
@@ -112,7 +112,7 @@ static void run(out_t *o, int64_t start_ms, int64_t end_ms, int annotations, con
     oct_errbuf_t eb;
     if (query_parse_m(&q, m, &eb)) fail_msg("parse %s: %s", m, eb.msg);
     memset(o, 0, sizeof *o);
-    int rc = query_exec(g_fx->db, &q, NULL, collect, o, NULL, &eb);
+    int rc = exec_query(g_fx->db, &q, NULL, collect, o, NULL, &eb);
     query_free(&q);
     if (rc) fail_msg("query %s: %d %s", m, rc, eb.msg);
     assert_int_equal(o->results, 1);
@@ -234,7 +234,7 @@ typedef struct {
     char tsuid[64];
 } tsuid_out_t;
 
-static int tsuid_cb(void *ctx, const query_result_t *r)
+static int tsuid_cb(void *ctx, const exec_result_t *r)
 {
     tsuid_out_t *t = ctx;
     assert_int_equal(r->n_tsuids, 1);
@@ -256,7 +256,7 @@ static size_t tsuid_of(const char *m, const char *h, uint8_t *out)
     oct_errbuf_t eb;
     if (query_parse_m(&q, expr, &eb)) fail_msg("parse: %s", eb.msg);
     tsuid_out_t t = {{0}};
-    assert_int_equal(query_exec(g_fx->db, &q, NULL, tsuid_cb, &t, NULL, &eb), 0);
+    assert_int_equal(exec_query(g_fx->db, &q, NULL, tsuid_cb, &t, NULL, &eb), 0);
     query_free(&q);
     size_t n = strlen(t.tsuid) / 2;
     for (size_t i = 0; i < n; i++) {

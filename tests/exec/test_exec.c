@@ -1,4 +1,4 @@
-/* test_query_exec.c -- the query executor over a real data dir: series
+/* test_exec.c -- the query executor over a real data dir: series
  * selection by every filter kind, grouping and output tags (with
  * OpenTSDB's single-value quirk), interpolated aggregation, downsampling
  * with fill over the scan window, rate and counters, ms/s data, TSUID
@@ -20,7 +20,7 @@
 #include "query/query.h"
 #include "testutil.h"
 #include "tsdb_fixture.h"
-#include "tsdb/query_exec.h"
+#include "exec/exec.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
@@ -120,7 +120,7 @@ typedef struct {
     res_t r[MAXR];
 } out_t;
 
-static int collect(void *ctx, const query_result_t *r)
+static int collect(void *ctx, const exec_result_t *r)
 {
     out_t *o = ctx;
     assert_true(o->n < MAXR);
@@ -147,7 +147,7 @@ static int collect(void *ctx, const query_result_t *r)
 }
 
 /* Runs "m" expressions (query_parse_m syntax) over [start_s, end_s]. */
-static int run(out_t *o, int64_t start_ms, int64_t end_ms, const query_exec_opts_t *opts,
+static int run(out_t *o, int64_t start_ms, int64_t end_ms, const exec_opts_t *opts,
                oct_errbuf_t *eb, int show_tsuids, const char *m)
 {
     query_t q;
@@ -159,7 +159,7 @@ static int run(out_t *o, int64_t start_ms, int64_t end_ms, const query_exec_opts
     oct_errbuf_t peb;
     if (query_parse_m(&q, m, &peb)) fail_msg("parse %s: %s", m, peb.msg);
     memset(o, 0, sizeof *o);
-    int rc = query_exec(g_fx->db, &q, opts, collect, o, NULL, eb);
+    int rc = exec_query(g_fx->db, &q, opts, collect, o, NULL, eb);
     query_free(&q);
     return rc;
 }
@@ -415,7 +415,7 @@ static void test_tsuid_query(void **state)
     assert_int_equal(query_parse_tsuid(&q, spec, &eb), 0);
     out_t o2;
     memset(&o2, 0, sizeof o2);
-    assert_int_equal(query_exec(g_fx->db, &q, NULL, collect, &o2, NULL, &eb), 0);
+    assert_int_equal(exec_query(g_fx->db, &q, NULL, collect, &o2, NULL, &eb), 0);
     query_free(&q);
     assert_int_equal(o2.n, 1);
     static const int64_t ts[] = {0, 60, 120};
@@ -441,8 +441,8 @@ static void test_errors(void **state)
     assert_int_equal(run(&o, S(0), S(3599), NULL, &eb, 0, "sum:sys.cpu{host=web99*}"), 0);
     assert_int_equal(o.n, 0);
 
-    query_exec_opts_t opts;
-    query_exec_opts_default(&opts);
+    exec_opts_t opts;
+    exec_opts_default(&opts);
     opts.skip_unresolved_tagvs = 1;
     assert_int_equal(run(&o, S(0), S(3599), &opts, &eb, 0, "sum:sys.cpu{host=web99}"), 0);
     assert_int_equal(o.n, 0);
@@ -459,15 +459,15 @@ static void test_limits(void **state)
     (void)state;
     out_t o;
     oct_errbuf_t eb;
-    query_exec_opts_t opts;
-    query_exec_opts_default(&opts);
+    exec_opts_t opts;
+    exec_opts_default(&opts);
     opts.max_series = 3;
     assert_int_equal(run(&o, S(0), S(3599), &opts, &eb, 0, "sum:sys.cpu"), OCT_ERANGE);
     assert_non_null(strstr(eb.msg, "limit of 3 time series"));
     opts.max_series = 4;
     assert_int_equal(run(&o, S(0), S(3599), &opts, &eb, 0, "sum:sys.cpu"), 0);
 
-    query_exec_opts_default(&opts);
+    exec_opts_default(&opts);
     opts.max_points = 9; /* sys.cpu has 10 points */
     assert_int_equal(run(&o, S(0), S(3599), &opts, &eb, 0, "sum:sys.cpu"), OCT_ERANGE);
     assert_string_equal(eb.msg, "Sorry, you have attempted to fetch more than our limit of 9 data "
@@ -476,7 +476,7 @@ static void test_limits(void **state)
     opts.max_points = 10;
     assert_int_equal(run(&o, S(0), S(3599), &opts, &eb, 0, "sum:sys.cpu"), 0);
 
-    query_exec_opts_default(&opts);
+    exec_opts_default(&opts);
     opts.max_held_points = 5; /* dc=lga holds 6 */
     assert_int_equal(run(&o, S(0), S(3599), &opts, &eb, 0, "sum:sys.cpu{dc=lga}"), OCT_ERANGE);
 }
@@ -493,7 +493,7 @@ static void test_scan_window(void **state)
     q.start_ms = S(1800);
     q.end_ms = S(3599);
     assert_int_equal(query_parse_m(&q, "sum:m", &eb), 0);
-    query_exec_scan_window(&q, &q.subs[0], &lo, &hi);
+    exec_scan_window(&q, &q.subs[0], &lo, &hi);
     assert_int_equal(lo, S(0));
     assert_int_equal(hi, S(7200) - 1); /* end+1 = H0+3600 -> next hour H0+7200 */
     query_free(&q);
@@ -502,7 +502,7 @@ static void test_scan_window(void **state)
     q.start_ms = S(5 * 3600);
     q.end_ms = S(6 * 3600);
     assert_int_equal(query_parse_m(&q, "sum:1d-avg:m", &eb), 0);
-    query_exec_scan_window(&q, &q.subs[0], &lo, &hi);
+    exec_scan_window(&q, &q.subs[0], &lo, &hi);
     assert_int_equal(lo, S(0));
     assert_int_equal(hi, S(86400) - 1);
     query_free(&q);
@@ -531,9 +531,9 @@ static void test_flush_and_delete(void **state)
     q.no_annotations = 1;
     q.delete_data = 1;
     assert_int_equal(query_parse_m(&q, "sum:del.me{host=a}", &eb), 0);
-    query_exec_stats_t st;
+    exec_stats_t st;
     memset(&o, 0, sizeof o);
-    assert_int_equal(query_exec(g_fx->db, &q, NULL, collect, &o, &st, &eb), 0);
+    assert_int_equal(exec_query(g_fx->db, &q, NULL, collect, &o, &st, &eb), 0);
     query_free(&q);
     expect_dps(&o.r[0], 2, ts, v); /* the deleted data is still returned */
     assert_int_equal(st.deleted_rows, 1);

@@ -1,0 +1,26 @@
+/* tsdb_int.h -- private to the tsdb module: nothing outside src/tsdb may
+ * include it. The hooks tsdb.c uses to open and close the write path, and
+ * the layout the configuration asks for. */
+#ifndef OCT_TSDB_TSDB_INT_H
+#define OCT_TSDB_TSDB_INT_H
+
+#include "common/config.h"
+#include "common/err.h"
+#include "tsdb/tsdb.h"
+
+/* The write path's state (tsdb/write.c): series, head, WAL, flush thread.
+ * Opened by tsdb_open after the UID registry (recovering the WAL, starting
+ * the threads; not for TSDB_OPEN_READONLY, where it is NULL, unless
+ * TSDB_OPEN_INDEX asks for the series index only: no WAL, no threads, on a
+ * read-only store) and closed first by tsdb_close (flushing every head). */
+typedef struct tsdb_writer tsdb_writer_t;
+OCT_MUST_CHECK int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out,
+                                     oct_errbuf_t *eb);
+void tsdb__writer_close(tsdb_writer_t *w);
+tsdb_writer_t *tsdb__writer(tsdb_t *db);
+
+/* The layout the configuration asks for. */
+OCT_MUST_CHECK int tsdb_layout_from_config(const oct_config_t *cfg, tsdb_layout_t *out,
+                                           oct_errbuf_t *eb);
+
+#endif
