@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-includes.sh [ROOT] -- every `#include "<mod>/..."` in ROOT/src (default:
 # this repo) must follow the module graph in ROOT/src/MODULES (the file says
-# its syntax). Prints one line per violation,
+# its syntax): no edge the graph lacks, no other module's private header, no
+# "../" path. Prints one line per violation,
 #   src/codec/x.c:3: module 'codec' may not include 'tsdb/tsdb.h' (allowed: common)
 # and exits 1 if there is any, 2 if the graph itself is unusable (unknown
 # module, a cycle). Also fails on a directory of src/ that the graph does not
@@ -96,6 +97,12 @@ BEGIN {
     rest = substr($0, c1 + 1); c2 = index(rest, ":")
     lno = substr(rest, 1, c2 - 1); text = substr(rest, c2 + 1)
     sub(/^[^"]*"/, "", text); sub(/".*/, "", text)
+    if (text ~ /(^|\/)\.\.\//) {            # would bypass the graph and the include dirs
+        printf "%s:%s: module \x27%s\x27 may not include \x27%s\x27 (no ../ paths: name the module)\n",
+            file, lno, module_of(file), text
+        nbad++
+        next
+    }
     slash = index(text, "/")
     if (!slash) next                       # same-directory include
     to = substr(text, 1, slash - 1)

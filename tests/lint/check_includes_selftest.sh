@@ -51,6 +51,11 @@ expect "upward include fails" 1 \
 rm "$tmp/src/codec/x.c"
 expect "clean again after removing it" 0
 
+# A ../ path would get round the graph (and the per-module include dirs).
+printf '#include "../tsdb/tsdb.h"\n' >"$tmp/src/codec/y.c"
+expect "../ include fails" 1 "^src/codec/y\.c:1: .*'\.\./tsdb/tsdb\.h' \(no \.\./ paths"
+rm "$tmp/src/codec/y.c"
+
 # tsdb may include store, but not store's private header (by name) nor
 # tsdb/wal.h from another module (listed private).
 printf '#include "store/store_int.h"\n' >"$tmp/src/tsdb/bad.c"
