@@ -1,6 +1,6 @@
 /* cell.h -- OpenTSDB data cells (family `t`): qualifiers, values, compacted and append columns.
  *
- * The byte formats are specified in docs/format/cells.md (reference §4). This module encodes
+ * The byte formats are specified in docs/format/cells.md. This module encodes
  * single points, builds compacted and append columns, classifies qualifiers, and decodes a whole
  * row into time-sorted codec_point_t's with duplicate accounting. Pure functions: no I/O, no
  * allocation; every decoder bounds-checks its input and reports bad bytes as OCT_ECORRUPT with

@@ -1,10 +1,10 @@
-/* query.h -- OpenTSDB 2.4's query model and its pure semantics (reference
- * §7.5, §7.12, §8): what a /api/query asks for, and the per-series and
+/* query.h -- OpenTSDB 2.4's query model and its pure semantics
+ * (docs/query.md): what a /api/query asks for, and the per-series and
  * cross-series arithmetic that answers it. No storage here: the executor
  * that selects series and reads their points lives in tsdb/ (the layer
  * above); this module parses, validates and computes.
  *
- * Pipeline for one sub-query (reference §8.3):
+ * Pipeline for one sub-query (docs/query.md section 1):
  *   raw points of each series -> [downsample (+fill)] -> [rate]
  *     -> cross-series aggregation with interpolation, per group
  *     -> points with start <= ts <= end.
@@ -35,7 +35,7 @@ typedef struct {
     uint8_t is_null;
 } query_dp_t;
 
-/* ---- aggregators (reference §7.12) ---------------------------------- */
+/* ---- aggregators (docs/query.md section 6) -------------------------- */
 
 typedef enum {
     QUERY_INTERP_LERP, /* linear interpolation */
@@ -160,8 +160,8 @@ int query_sub_equal(const query_sub_t *a, const query_sub_t *b);
 
 /* ---- parsing (query_parse.c) ------------------------------------------ */
 
-/* OpenTSDB's date strings (reference §7.5): "now", "<n><unit>-ago" (ms s m h
- * d w n y), "<digits>ms", absolute "yyyy/MM/dd[-HH:mm[:ss]]" (also with a
+/* OpenTSDB's date strings (docs/query.md section 2): "now", "<n><unit>-ago"
+ * (ms s m h d w n y), "<digits>ms", absolute "yyyy/MM/dd[-HH:mm[:ss]]" (also with a
  * space) in 'tz' (NULL = UTC), numeric seconds (<= 10 chars) or ms, and
  * "<10 digits>.<1..3 digits>" as seconds with a fraction. now_ms is the
  * clock. Returns 0 or OCT_EPARSE with OpenTSDB's message. */
@@ -171,7 +171,7 @@ OCT_MUST_CHECK int query_parse_time(const char *s, const char *tz, int64_t now_m
 /* "<n><unit>[c]-<agg>[-<fill>]" or "0all-<agg>". */
 OCT_MUST_CHECK int query_parse_downsample(const char *s, query_downsample_t *out, oct_errbuf_t *eb);
 
-/* One `m=` parameter value (reference §7.5 grammar) appended to q->subs. */
+/* One `m=` parameter value (docs/query.md section 3) appended to q->subs. */
 OCT_MUST_CHECK int query_parse_m(query_t *q, const char *m, oct_errbuf_t *eb);
 /* One `tsuid=` parameter value. */
 OCT_MUST_CHECK int query_parse_tsuid(query_t *q, const char *spec, oct_errbuf_t *eb);
@@ -208,13 +208,13 @@ size_t query_downsample_bound(const query_downsample_t *ds, int64_t start_ms, in
 long query_downsample(const query_downsample_t *ds, const char *tz, int64_t start_ms,
                       int64_t end_ms, const query_dp_t *in, size_t n, query_dp_t *out, size_t cap);
 
-/* Rate of change per second (reference §8.3, RateSpan), in place: returns
+/* Rate of change per second (docs/query.md section 5), in place: returns
  * the number of output points (the first point yields none). */
 size_t query_rate(const query_rate_t *r, query_dp_t *pts, size_t n);
 
 /* Aggregates n_series series (each sorted) into one, with the aggregator's
- * interpolation, as OpenTSDB's AggregationIterator (reference §8.3). 'rate'
- * selects step instead of LERP for non-aligned series. *out is malloc'd.
+ * interpolation, as OpenTSDB's AggregationIterator (docs/query.md section 6).
+ * 'rate' selects step instead of LERP for non-aligned series. *out is malloc'd.
  * A series contributes only between its first and last point; MAX/MIN
  * interpolation (mimmin/mimmax) leaves a missing series out. `none` is the
  * caller's job (emit each series): OCT_EINVAL for more than one series.

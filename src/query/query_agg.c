@@ -1,4 +1,4 @@
-/* query_agg.c -- OpenTSDB 2.4's aggregators (reference §7.12): the registry
+/* query_agg.c -- OpenTSDB 2.4's aggregators (docs/query.md section 6): the registry
  * that /api/aggregators lists and the function each one applies to a set of
  * values, used inside downsampling buckets and across the series of a group.
  *

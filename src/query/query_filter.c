@@ -1,4 +1,4 @@
-/* query_filter.c -- OpenTSDB 2.4's tag-value filters (reference §8.1):
+/* query_filter.c -- OpenTSDB 2.4's tag-value filters (docs/query.md section 7):
  * literal_or, iliteral_or, not_literal_or, not_iliteral_or, wildcard,
  * iwildcard, regexp, not_key, and the legacy tag-map conversion.
  *

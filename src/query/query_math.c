@@ -1,5 +1,5 @@
 /* query_math.c -- the per-series and cross-series arithmetic of a query
- * (reference §8.3): downsampling with fill policies and calendar alignment,
+ * (docs/query.md sections 4-6): downsampling with fill policies and calendar alignment,
  * rate of change with counter handling, and the aggregation of a group of
  * series with OpenTSDB's interpolation.
  *

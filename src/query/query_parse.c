@@ -1,5 +1,5 @@
-/* query_parse.c -- the textual parts of an OpenTSDB 2.4 query (reference
- * §7.5): date strings, downsampling specs, and the URI sub-queries `m=` and
+/* query_parse.c -- the textual parts of an OpenTSDB 2.4 query
+ * (docs/query.md sections 2-4): date strings, downsampling specs, and the URI sub-queries `m=` and
  * `tsuid=`.
  *
  * The error texts are OpenTSDB's (DateTime.parseDateTimeString,

@@ -1,5 +1,5 @@
 /* api_annotation.c -- /api/annotation, /api/annotation/bulk, /api/annotations
- * (reference §7.11), over the annotation cells of tsdb/annotation.h.
+ * (docs/http-api.md, Annotations), over the annotation cells of tsdb/annotation.h.
  *
  * OpenTSDB's update rules are kept: a note "changes" a field only when the
  * request sets it to something other than its default ("" / 0 / no custom

@@ -2,7 +2,7 @@
  * /api/config/filters, /api/aggregators, /api/serializers, /api/stats (and
  * its query and threads sub-paths) and /api/dropcaches.
  *
- * Shapes follow OpenTSDB 2.4 (reference §7.3). Where OpenTSDB reports the
+ * Shapes follow OpenTSDB 2.4 (docs/http-api.md, Endpoints). Where OpenTSDB reports the
  * JVM (threads) we report the process's own threads from /proc, since that
  * is what an operator looking there wants to know. */
 #include <dirent.h>
@@ -73,7 +73,7 @@ void api_config(api_call_t *c)
     json_w_obj_end(&w);
 }
 
-/* The tag-value filters of reference §8.1, in name order. Our own wording. */
+/* The tag-value filters of docs/query.md section 7, in name order. Our own wording. */
 static const struct {
     const char *name, *desc, *examples;
 } api_filters[] = {
@@ -127,7 +127,7 @@ void api_config_filters(api_call_t *c)
     json_w_obj_end(&w);
 }
 
-/* OpenTSDB 2.4's full list (reference §7.12), sorted by strcmp. */
+/* OpenTSDB 2.4's full list (docs/query.md section 6), sorted by strcmp. */
 static const char *const api_aggregator_names[] = {
     "avg",    "count",  "dev",    "diff",    "ep50r3",  "ep50r7",    "ep75r3", "ep75r7", "ep90r3",
     "ep90r7", "ep95r3", "ep95r7", "ep999r3", "ep999r7", "ep99r3",    "ep99r7", "first",  "last",

@@ -9,7 +9,7 @@
  * after its closing bracket; a longer one (and a single object) is first
  * validated as a whole (json_validate: no allocation).
  *
- * Per-point checks and texts are OpenTSDB's (reference §7.4): "Metric name
+ * Per-point checks and texts are OpenTSDB's (docs/http-api.md, /api/put): "Metric name
  * was empty", "Invalid timestamp", "Empty value", "Missing tags", "Unable to
  * parse value to a number", "Unknown metric", then whatever tsdb_put_batch
  * reports. A point that fails never sinks the others: the good ones are

@@ -1,5 +1,5 @@
 /* api_query.c -- /api/query (GET, POST, DELETE) as OpenTSDB 2.4's QueryRpc
- * and HttpJsonSerializer answer it (reference §7.5); /api/query/last is
+ * and HttpJsonSerializer answer it (docs/http-api.md, /api/query); /api/query/last is
  * routed to api_query_last (api_query_last.c).
  *
  * Parsing. GET takes start (required: "Missing parameter <code>start</code>"),

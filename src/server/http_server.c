@@ -335,7 +335,7 @@ static int http_decode_body(tsd_http_t *srv, http_worker_t *hw, http_req_t *r, c
 
 /* ---- CORS -------------------------------------------------------------------------------- */
 
-/* OpenTSDB's rules (reference §7.1). Returns 1 if resp is final (preflight
+/* OpenTSDB's rules (docs/http-api.md, CORS). Returns 1 if resp is final (preflight
  * or refusal), 0 to go on to the API; may add the allow headers to resp. */
 static int http_cors(tsd_http_t *srv, const http_request_t *req, http_response_t *resp)
 {

@@ -1,4 +1,4 @@
-/* telnet.c -- the telnet-style line protocol of one connection (reference §6).
+/* telnet.c -- the telnet-style line protocol of one connection (docs/telnet.md).
  *
  * Lines arrive one at a time from the transport. A `put` line is parsed at
  * once (tsdb/parse.h): a malformed line is answered with OpenTSDB's error
@@ -152,7 +152,7 @@ static int cmp_err(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* One write-path rejection as OpenTSDB words it (§6.3): validation errors
+/* One write-path rejection as OpenTSDB words it (docs/telnet.md, put errors): validation errors
  * are IllegalArgumentExceptions, unknown names NoSuchUniqueName; storage
  * failures are the asynchronous "HBase error" lines, sent only with
  * tsd.rpc.telnet.return_errors. OpenTSDB sends nothing at all for other

@@ -1,6 +1,6 @@
 /* telnet.h -- the telnet-style line protocol of one connection: `put`,
  * `version`, `stats`, `help`, `dropcaches`, `exit`, `diediedie`, and
- * OpenTSDB's replies and error lines (reference §6).
+ * OpenTSDB's replies and error lines (docs/telnet.md).
  *
  * The transport (the worker loop) splits the byte stream into lines (LF or
  * CRLF, over-long lines answered with an error and skipped) and calls
