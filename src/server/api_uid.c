@@ -18,6 +18,7 @@
 #include "codec/uid_bytes.h"
 #include "server/api_int.h"
 #include "store/store.h"
+#include "tsdb/select.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/tsmeta.h"
 #include "tsdb/write.h"
@@ -433,61 +434,24 @@ static int tsm_find_cb(void *ctx, const uint8_t *tsuid, size_t len)
     return 0;
 }
 
-/* Resolves m=<metric>{k=v,...} to the series carrying exactly those tags.
- * Returns the number of series found (into f->list), or -1 with the
- * response written. */
+/* Resolves m=<metric>{k=v,...} to the series carrying those tags (and, if
+ * exact, no others). Returns the number of series found (into f->list), or
+ * -1 with the response written. */
 static long tsm_resolve_m(api_call_t *c, const char *m, tsm_find_t *f, int exact)
 {
     api_mexpr_t e;
     if (api_parse_mexpr(c, m, &e)) return -1;
-    uid_registry_t *u = tsdb_uids(c->tsd->db);
-    const tsdb_layout_t *l = tsdb_layout(c->tsd->db);
-    unsigned mw = l->uid_width[0], kw = l->uid_width[1], vw = l->uid_width[2];
     oct_errbuf_t eb;
-    uint64_t mid;
-    if (uid_get_id(u, CODEC_UID_METRIC, (const uint8_t *)e.metric, strlen(e.metric), &mid, &eb)) {
-        http_error(c->resp, 404, eb.msg, NULL);
-        return -1;
-    }
-    uint64_t *ks = json_arena_alloc(&c->arena, (e.n_tags + 1) * sizeof *ks);
-    uint64_t *vs = json_arena_alloc(&c->arena, (e.n_tags + 1) * sizeof *vs);
-    for (size_t i = 0; i < e.n_tags; i++) {
-        if (uid_get_id(u, CODEC_UID_TAGK, (const uint8_t *)e.tagk[i], strlen(e.tagk[i]), &ks[i],
-                       &eb) ||
-            uid_get_id(u, CODEC_UID_TAGV, (const uint8_t *)e.tagv[i], strlen(e.tagv[i]), &vs[i],
-                       &eb)) {
-            http_error(c->resp, 404, eb.msg, NULL);
-            return -1;
-        }
-    }
     f->cap = 1024;
     f->list = json_arena_alloc(&c->arena, f->cap * sizeof *f->list);
     f->lens = json_arena_alloc(&c->arena, f->cap * sizeof *f->lens);
     f->n = 0;
-    tsdb_series_find(c->tsd->db, mid, e.n_tags ? ks[0] : 0, e.n_tags ? vs[0] : 0, tsm_find_cb, f);
-    /* Keep the series carrying every pair (and, if exact, nothing else). */
-    size_t out = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        size_t np = (f->lens[i] - mw) / (kw + vw);
-        int ok = !exact || np == e.n_tags;
-        for (size_t t = 0; t < e.n_tags && ok; t++) {
-            int hit = 0;
-            for (size_t p = 0; p < np && !hit; p++) {
-                const uint8_t *q = f->list[i] + mw + p * (kw + vw);
-                hit = codec_uid_decode(q, kw) == ks[t] && codec_uid_decode(q + kw, vw) == vs[t];
-            }
-            ok = hit;
-        }
-        if (ok) {
-            if (out != i) {
-                memcpy(f->list[out], f->list[i], f->lens[i]);
-                f->lens[out] = f->lens[i];
-            }
-            out++;
-        }
+    if (tsdb_select_names(c->tsd->db, e.metric, e.tagk, e.tagv, e.n_tags,
+                          exact ? TSDB_SELECT_EXACT : TSDB_SELECT_SUBSET, tsm_find_cb, f, &eb)) {
+        http_error(c->resp, 404, eb.msg, NULL);
+        return -1;
     }
-    f->n = out;
-    return (long)out;
+    return (long)f->n;
 }
 
 static const char *tsm_param(api_call_t *c, const char *name)
