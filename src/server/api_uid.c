@@ -1,5 +1,5 @@
 /* api_uid.c -- /api/uid/assign, /api/uid/uidmeta, /api/uid/tsmeta and
- * /api/uid/rename (reference §7.10).
+ * /api/uid/rename (docs/api-uid.md).
  *
  * assign creates names regardless of the auto-create switches (as OpenTSDB);
  * a name that exists is an error naming its UID. uidmeta and tsmeta read and
@@ -12,12 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "codec/rowkey.h"
 #include "codec/uid_bytes.h"
+#include "common/clock.h"
 #include "server/api_int.h"
-#include "store/store.h"
 #include "tsdb/select.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/tsmeta.h"
@@ -190,20 +189,18 @@ static int uidm_load(api_call_t *c, codec_uid_kind_t kind, uint64_t id, uidm_t *
 {
     memset(m, 0, sizeof *m);
     *stored = 0;
-    store_result_t res = STORE_RESULT_INIT;
+    char *json;
+    size_t len;
     oct_errbuf_t eb;
-    int rc = uid_meta_get_json(tsdb_uids(c->tsd->db), kind, id, &res, &eb);
+    int rc = uid_meta_get(tsdb_uids(c->tsd->db), kind, id, &json, &len, &eb);
     if (rc < 0) {
-        store_result_free(&res);
         http_error(c->resp, 500, "Unable to read the UID meta data", eb.msg);
         return -1;
     }
-    if (rc == 1 && res.n) {
+    if (rc == 1) {
         json_value_t *o;
-        const char *txt = json_arena_strndup(&c->arena, (const char *)res.cells[0].value.ptr,
-                                             res.cells[0].value.len);
-        if (!json_parse(&c->arena, txt, res.cells[0].value.len, 0, &o, &eb) &&
-            o->type == JSON_OBJECT) {
+        const char *txt = json_arena_strndup(&c->arena, json, len);
+        if (!json_parse(&c->arena, txt, len, 0, &o, &eb) && o->type == JSON_OBJECT) {
             m->display_name = api_json_cstr(c, o, "displayName");
             m->description = api_json_cstr(c, o, "description");
             m->notes = api_json_cstr(c, o, "notes");
@@ -213,7 +210,7 @@ static int uidm_load(api_call_t *c, codec_uid_kind_t kind, uint64_t id, uidm_t *
             *stored = 1;
         }
     }
-    store_result_free(&res);
+    free(json);
     return 0;
 }
 
@@ -282,13 +279,7 @@ void api_uid_uidmeta(api_call_t *c)
     uid_hex(c->tsd, kind, id, hex, sizeof hex);
 
     if (c->verb == API_DELETE) {
-        store_op_t op = {STORE_OP_DELETE_CELL,
-                         oct_slice_str(codec_uid_kind_qualifier(kind)),
-                         {oct_slice(idb, width),
-                          oct_slice_str("name"),
-                          oct_slice_str(codec_uid_kind_meta_qualifier(kind)),
-                          {0}}};
-        if (store_write(tsdb_store(c->tsd->db), STORE_TABLE_UID, &op, 1, 0, &eb)) {
+        if (uid_meta_delete(u, kind, id, &eb)) {
             http_error(c->resp, 500, "Unable to delete the UID meta data", eb.msg);
             return;
         }
@@ -602,7 +593,7 @@ void api_uid_tsmeta(api_call_t *c)
     else
         nw = cur;
     nw.created = cur.created;
-    if (create && !nw.created) nw.created = (int64_t)time(NULL);
+    if (create && !nw.created) nw.created = oct_clock_wall_ms() / 1000;
     const char *sv[5];
     static const char *const bkeys[5] = {"displayName", "description", "notes", "units",
                                          "dataType"};
