@@ -10,7 +10,7 @@
  * (TSSubQuery.validateAndSetQuery), then the timezone. Strings taken from
  * the document live in a scratch arena freed before returning; the query_t
  * keeps copies (query/query.h: parsers never keep pointers into input). */
-#include "server/query_body.h"
+#include "query/query_body.h"
 
 #include <stdio.h>
 #include <stdlib.h>
