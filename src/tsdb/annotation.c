@@ -405,9 +405,9 @@ int tsdb_annotation_scan(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
         size_t nk = 0;
         for (; j < pl.n && nk < ANN_ROWS_PER_GET; j++) {
             uint8_t *row = rows + nk * klen;
-            memcpy(row, tsdb__part(&pl, j), plen);
+            keys[nk].part = tsdb__part(&pl, j);
+            memcpy(row, keys[nk].part.ptr, plen);
             memcpy(row + plen, k0 + plen, klen - plen);
-            keys[nk].part = oct_slice(tsdb__part(&pl, j), plen);
             keys[nk].row = oct_slice(row, klen);
             nk++;
         }

@@ -13,28 +13,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/bytes.h"
 #include "common/err.h"
 #include "tsdb/tsdb.h"
 
-/* Partition prefixes, plen bytes each, back to back. Zero-initialise; the
- * buffer is kept from one collect to the next. */
+/* Partition keys, back to back. Zero-initialise; the buffers are kept from
+ * one collect to the next. */
 typedef struct {
     uint8_t *buf;
-    size_t plen;
-    size_t n, cap; /* prefixes held, room for */
+    size_t used, bcap;
+    size_t *off; /* key i is buf[off[i] .. off[i + 1]) */
+    size_t n, ocap;
 } tsdb_parts_t;
 
 /* Replaces the list by the data table's partitions from first[0..plen) to
  * last[0..plen) inclusive that share first's salt and metric (all but the
- * timestamp bytes). first and last may be whole row keys: only their
- * prefixes are read. Returns 0 or a storage error. */
+ * timestamp bytes) and are plen long. first and last may be whole row keys:
+ * only their prefixes are read. With first == NULL: every partition of the
+ * table (last and plen unused). Returns 0 or a storage error. */
 OCT_MUST_CHECK int tsdb__parts_collect(tsdb_t *db, const uint8_t *first, const uint8_t *last,
                                        size_t plen, tsdb_parts_t *pl, oct_errbuf_t *eb);
 
-/* The i-th prefix (plen bytes). */
-static inline const uint8_t *tsdb__part(const tsdb_parts_t *pl, size_t i)
+/* The i-th partition key. */
+static inline oct_slice_t tsdb__part(const tsdb_parts_t *pl, size_t i)
 {
-    return pl->buf + i * pl->plen;
+    return oct_slice(pl->buf + pl->off[i], pl->off[i + 1] - pl->off[i]);
 }
 
 void tsdb__parts_free(tsdb_parts_t *pl);

@@ -366,7 +366,7 @@ static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_le
             rd->rows = xrealloc(rd->rows, rd->kcap * 512);
         }
         for (size_t j = 0; j < rd->parts.n; j++) {
-            const uint8_t *part = tsdb__part(&rd->parts, j);
+            const uint8_t *part = tsdb__part(&rd->parts, j).ptr;
             uint8_t *row = rd->rows + nk * 512;
             /* the row key of this series in that hour: its prefix, then the TSUID's tags */
             memcpy(row, part, plen);
