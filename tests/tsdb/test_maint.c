@@ -37,21 +37,12 @@ static void flush(void)
     if (tsdb_flush(g_fx->db, &eb)) fail_msg("flush: %s", eb.msg);
 }
 
-static uint64_t id_of(codec_uid_kind_t kind, const char *name)
-{
-    uint64_t id;
-    oct_errbuf_t eb;
-    assert_int_equal(
-        uid_get_id(tsdb_uids(g_fx->db), kind, (const uint8_t *)name, strlen(name), &id, &eb), 0);
-    return id;
-}
-
 /* metric{host=v} as a TSUID (widths 3). */
 static void tsuid(const char *metric, const char *host, uint8_t out[9])
 {
-    assert_int_equal(codec_uid_encode(id_of(CODEC_UID_METRIC, metric), 3, out), 0);
-    assert_int_equal(codec_uid_encode(id_of(CODEC_UID_TAGK, "host"), 3, out + 3), 0);
-    assert_int_equal(codec_uid_encode(id_of(CODEC_UID_TAGV, host), 3, out + 6), 0);
+    assert_int_equal(codec_uid_encode(tsdb_fx_uid(CODEC_UID_METRIC, metric), 3, out), 0);
+    assert_int_equal(codec_uid_encode(tsdb_fx_uid(CODEC_UID_TAGK, "host"), 3, out + 3), 0);
+    assert_int_equal(codec_uid_encode(tsdb_fx_uid(CODEC_UID_TAGV, host), 3, out + 6), 0);
 }
 
 /* The values of a series over all time, in time order, into v; returns n. */
@@ -114,8 +105,8 @@ static void test_scan_rows(void **state)
 {
     (void)state;
     oct_errbuf_t eb;
-    uint64_t m = id_of(CODEC_UID_METRIC, "mt.m"), o = id_of(CODEC_UID_METRIC, "mt.o");
-    uint64_t a = id_of(CODEC_UID_TAGV, "a"), b = id_of(CODEC_UID_TAGV, "b");
+    uint64_t m = tsdb_fx_uid(CODEC_UID_METRIC, "mt.m"), o = tsdb_fx_uid(CODEC_UID_METRIC, "mt.o");
+    uint64_t a = tsdb_fx_uid(CODEC_UID_TAGV, "a"), b = tsdb_fx_uid(CODEC_UID_TAGV, "b");
     rows_t r = {{3, 3, 3, 0, 1}, 0, m, m, {0}, {0}, 0, 0};
     /* hours 0..2 of mt.m: a@0 b@0 a@1 a@2 b@2 (b's tagv UID is the larger) */
     tsdb_rows_spec_t spec = {0, m, MS(H0 + 1800), MS(H0 + 2 * HR + 5)};

@@ -33,15 +33,6 @@ static void put2(const char *metric, const char *k1, const char *v1, const char 
     assert_int_equal(tsdb_put_batch(g_fx->db, &dp, 1, NULL, NULL, NULL, &eb), 1);
 }
 
-static uint64_t id_of(codec_uid_kind_t kind, const char *name)
-{
-    uint64_t id;
-    oct_errbuf_t eb;
-    assert_int_equal(
-        uid_get_id(tsdb_uids(g_fx->db), kind, (const uint8_t *)name, strlen(name), &id, &eb), 0);
-    return id;
-}
-
 typedef struct {
     uint8_t t[16];
     size_t len;
@@ -52,11 +43,11 @@ static tsuid_t ts_of(const char *metric, const char *k1, const char *v1, const c
                      const char *v2)
 {
     tsuid_t r = {{0}, 0};
-    assert_int_equal(codec_uid_encode(id_of(CODEC_UID_METRIC, metric), 3, r.t), 0);
-    uint64_t ka = id_of(CODEC_UID_TAGK, k1), va = id_of(CODEC_UID_TAGV, v1);
+    assert_int_equal(codec_uid_encode(tsdb_fx_uid(CODEC_UID_METRIC, metric), 3, r.t), 0);
+    uint64_t ka = tsdb_fx_uid(CODEC_UID_TAGK, k1), va = tsdb_fx_uid(CODEC_UID_TAGV, v1);
     r.len = 9;
     if (k2) {
-        uint64_t kb = id_of(CODEC_UID_TAGK, k2), vb = id_of(CODEC_UID_TAGV, v2);
+        uint64_t kb = tsdb_fx_uid(CODEC_UID_TAGK, k2), vb = tsdb_fx_uid(CODEC_UID_TAGV, v2);
         if (kb < ka) {
             uint64_t x = ka, y = va;
             ka = kb, va = vb, kb = x, vb = y;
@@ -122,11 +113,11 @@ static void test_select(void **state)
 {
     (void)state;
     tsdb_t *db = g_fx->db;
-    uint64_t m = id_of(CODEC_UID_METRIC, "sel.m");
-    uint64_t host = id_of(CODEC_UID_TAGK, "host"), dc = id_of(CODEC_UID_TAGK, "dc");
-    uint64_t a = id_of(CODEC_UID_TAGV, "a"), b = id_of(CODEC_UID_TAGV, "b");
-    uint64_t x = id_of(CODEC_UID_TAGV, "x"), y = id_of(CODEC_UID_TAGV, "y");
-    uint64_t r1 = id_of(CODEC_UID_TAGV, "r1");
+    uint64_t m = tsdb_fx_uid(CODEC_UID_METRIC, "sel.m");
+    uint64_t host = tsdb_fx_uid(CODEC_UID_TAGK, "host"), dc = tsdb_fx_uid(CODEC_UID_TAGK, "dc");
+    uint64_t a = tsdb_fx_uid(CODEC_UID_TAGV, "a"), b = tsdb_fx_uid(CODEC_UID_TAGV, "b");
+    uint64_t x = tsdb_fx_uid(CODEC_UID_TAGV, "x"), y = tsdb_fx_uid(CODEC_UID_TAGV, "y");
+    uint64_t r1 = tsdb_fx_uid(CODEC_UID_TAGV, "r1");
     tsuid_t A = ts_of("sel.m", "host", "a", NULL, NULL);
     tsuid_t B = ts_of("sel.m", "host", "a", "dc", "x");
     tsuid_t C = ts_of("sel.m", "host", "b", "dc", "x");
