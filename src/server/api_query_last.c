@@ -1,5 +1,5 @@
-/* api_query_last.c -- /api/query/last (docs/api-query-last.md): the latest point of
- * each series a sub-query names.
+/* api_query_last.c -- /api/query/last (docs/api-query-last.md): the latest
+ * point of each series a sub-query names.
  *
  * Sub-queries: by metric and tags (GET timeseries=<metric>{k=v,...}, POST
  * {"metric","tags"}) or by TSUIDs (GET tsuids=a,b, POST {"tsuids":[..]}).
@@ -11,10 +11,8 @@
  * so it works without meta tracking: every series carrying the tags, and
  * its latest point at or before the end of the current hour however old.
  *
- * The search reads windows that double in size going back (the current
- * hour, the one before, then 2, 4, 8... hours), so a series written a
- * minute ago costs one small read and one silent for a year about twenty,
- * and memory stays bounded by the points of the last window read.
+ * The series come from tsdb_select_names, the point from tsdb_last_point
+ * (tsdb/select.h); this file only binds the request and writes the answer.
  *
  * Values print as Java's Long.toString / Double.toString (the shortest
  * decimal that reads back to the same double, ".0" on whole numbers, and

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "codec/name.h"
+#include "common/clock.h"
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 #include "uid/uid_cache.h"
@@ -380,7 +380,7 @@ static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, cons
                 /* As OpenTSDB: a failed meta write does not undo the UID. */
                 oct_errbuf_t meb;
                 uid_cache_put(s->cache, name, len, *id);
-                uid_meta_t m = {NULL, NULL, NULL, (int64_t)time(NULL), NULL};
+                uid_meta_t m = {NULL, NULL, NULL, oct_clock_wall_ms() / 1000, NULL};
                 if (uid_meta_put(r, kind, *id, &m, &meb) != 0) {
                     /* the UID stands; /api/uid/uidmeta can write its meta later */
                 }
@@ -577,7 +577,7 @@ int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind, const o
                 if (r->realtime_uid_meta) {
                     /* As OpenTSDB: a failed meta write does not undo the UID. */
                     oct_errbuf_t meb;
-                    uid_meta_t m = {NULL, NULL, NULL, (int64_t)time(NULL), NULL};
+                    uid_meta_t m = {NULL, NULL, NULL, oct_clock_wall_ms() / 1000, NULL};
                     if (uid_meta_put(r, kind, ids[todo[j]], &m, &meb) != 0) {
                         /* the UID stands; /api/uid/uidmeta can write its meta later */
                     }
