@@ -6,7 +6,9 @@
  * hour (codec_rowkey_partition_prefix_len bytes). Listing the partitions
  * between the first and the last hour's prefix and keeping those of the
  * same salt and metric gives every hour that has rows, without probing the
- * empty ones. */
+ * empty ones.
+ *
+ * Threads: a tsdb_parts_t belongs to one thread at a time. */
 #ifndef OCT_TSDB_PARTS_H
 #define OCT_TSDB_PARTS_H
 
