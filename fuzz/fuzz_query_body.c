@@ -1,5 +1,5 @@
 /* fuzz_query_body.c -- libFuzzer target for the /api/query POST body
- * (server/query_body.h): the JSON binding of TSQuery, its sub-queries,
+ * (query/query_body.h): the JSON binding of TSQuery, its sub-queries,
  * filters, downsampling, rate options and tsuids, and the validation texts.
  *
  * The input is the body as the HTTP server hands it over (not
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/query_body.h"
+#include "query/query_body.h"
 
 /* 2023-11-14T22:13:20Z: relative times ("1h-ago") resolve against it. */
 #define FUZZ_NOW_MS INT64_C(1700000000000)

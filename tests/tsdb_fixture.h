@@ -7,7 +7,9 @@
 #ifndef OCT_TESTS_TSDB_FIXTURE_H
 #define OCT_TESTS_TSDB_FIXTURE_H
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/config.h"
 #include "testutil.h"
@@ -35,6 +37,16 @@ static inline fx_t *tsdb_fx_open(void)
     oct_config_free(cfg);
     g_fx = fx;
     return fx;
+}
+
+/* The UID of an existing name in g_fx (a failure fails the test). */
+static inline uint64_t tsdb_fx_uid(codec_uid_kind_t kind, const char *name)
+{
+    uint64_t id;
+    oct_errbuf_t eb;
+    int rc = uid_get_id(tsdb_uids(g_fx->db), kind, (const uint8_t *)name, strlen(name), &id, &eb);
+    if (rc) fail_msg("uid_get_id %s: %s", name, eb.msg);
+    return id;
 }
 
 /* cmocka group teardown for a fixture left in *state by the setup. */

@@ -8,6 +8,7 @@
 #include "codec/rowkey.h"
 #include "common/config.h"
 #include "common/strbuf.h"
+#include "tsdb/maint.h"
 #include "tsdb/tsdb.h"
 
 /* Exit statuses, as OpenTSDB's tools use them. */
@@ -83,11 +84,11 @@ int cli_open_db_for_read(const char *cmd, const oct_config_t *cfg, tsdb_t **db);
 
 /* Calls fn for every row of the data table that one of the queries selects
  * (metric, tags, base hours in [start, end]), salt bucket by salt bucket, in
- * row-key order; with qs == NULL for every row of the table. 'part' and
- * 'row' are valid during the call. A nonzero return stops the walk and is
- * returned. Rows whose key does not parse are given to fn only in the
+ * row-key order (tsdb_scan_rows); with qs == NULL for every row of the
+ * table. 'row' is valid during the call. A nonzero return stops the walk and
+ * is returned. Rows whose key does not parse are given to fn only in the
  * full-table walk. */
-typedef int (*cli_row_fn)(void *ctx, oct_slice_t part, const store_result_t *row);
+typedef tsdb_row_fn cli_row_fn;
 int cli_rows_foreach(tsdb_t *db, const cli_queries_t *qs, cli_row_fn fn, void *ctx,
                      oct_errbuf_t *eb);
 

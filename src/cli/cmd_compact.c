@@ -7,7 +7,7 @@
  * deleted cells and data not yet in its final, most compressed level. The
  * command opens the data dir (so it needs the TSD stopped: the dir is
  * locked while a TSD runs), flushes what the write-ahead log still holds,
- * runs store_compact and prints the tables' bytes before and after:
+ * compacts the store (tsdb_compact) and prints the tables' bytes before and after:
  *   Table bytes before: N
  *   Table bytes after: M
  * Exit status 0, 2 usage, 3 storage error (e.g. the dir is locked). */
@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "cli/cli_int.h"
+#include "tsdb/maint.h"
 #include "tsdb/write.h"
 
 int cli_cmd_compact(int argc, char **argv);
@@ -29,18 +30,6 @@ static void compact_usage(FILE *f)
                "tables' bytes on disk before and after.\n"
                "\nExit status: 0 done, 2 usage, 3 storage error.\n");
     cli_print_common_flags(f);
-}
-
-static int table_bytes(store_t *st, uint64_t *out, oct_errbuf_t *eb)
-{
-    *out = 0;
-    for (int t = 0; t < STORE_TABLE_COUNT; t++) {
-        uint64_t b = 0;
-        int rc = store_disk_usage(st, (store_table_t)t, &b, eb);
-        if (rc) return rc;
-        *out += b;
-    }
-    return 0;
 }
 
 int cli_cmd_compact(int argc, char **argv)
@@ -64,13 +53,12 @@ int cli_cmd_compact(int argc, char **argv)
     if (rc) return rc;
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
-    store_t *st = tsdb_store(db);
     uint64_t before = 0, after = 0;
     /* the head first: points recovered from the log become blocks, so the
      * compaction sees every point in its final form */
-    if ((rc = tsdb_flush(db, &eb)) == 0 && (rc = table_bytes(st, &before, &eb)) == 0 &&
-        (rc = store_compact(st, &eb)) == 0)
-        rc = table_bytes(st, &after, &eb);
+    if ((rc = tsdb_flush(db, &eb)) == 0 && (rc = tsdb_disk_usage(db, &before, &eb)) == 0 &&
+        (rc = tsdb_compact(db, &eb)) == 0)
+        rc = tsdb_disk_usage(db, &after, &eb);
     tsdb_close(db);
     if (rc) {
         fprintf(stderr, "octsdb compact: %s\n", eb.msg[0] ? eb.msg : oct_strerror(rc));

@@ -60,10 +60,10 @@ static void fsck_report(void *ctx, const char *msg)
     printf("%s\n", msg);
 }
 
-static int fsck_row_cb(void *ctx, oct_slice_t part, const store_result_t *row)
+static int fsck_row_cb(void *ctx, const tsdb_row_t *row)
 {
     fsck_run_t *f = ctx;
-    return tsdb_fsck_row(f->db, &f->o, part, row, &f->st, fsck_report, f, &f->eb);
+    return tsdb_fsck_row(f->db, &f->o, row->part, row->raw, &f->st, fsck_report, f, &f->eb);
 }
 
 static void fsck_print(const tsdb_fsck_stats_t *s)

@@ -35,12 +35,12 @@
 #include "cli/cli_int.h"
 #include "codec/block.h"
 #include "codec/cell.h"
+#include "common/clock.h"
 #include "common/dtoa.h"
 #include "common/xmalloc.h"
 #include "query/query.h"
+#include "tsdb/maint.h"
 #include "tsdb/write.h"
-
-#define SCAN_FAMILY "t"
 
 /* ---- positional query syntax ------------------------------------------- */
 
@@ -95,9 +95,7 @@ int cli_queries_parse(const char *cmd, char **args, int n, const char *tz, cli_q
     if (n < 3) return q_usage_err(cmd, "Not enough arguments.");
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    int64_t now_ms = oct_clock_wall_ms();
     if (query_parse_time(args[0], tz, now_ms, &out->start_ms, &eb)) {
         fprintf(stderr, "octsdb %s: %s\n", cmd, eb.msg);
         return CLI_EXIT_USAGE;
@@ -299,30 +297,6 @@ int cli_format_tags(tsdb_t *db, const codec_rowkey_t *rk, int import, oct_strbuf
 
 /* ---- walking the selected rows ---------------------------------------- */
 
-typedef struct {
-    oct_slice_t *v;
-    size_t n, cap;
-} part_list_t;
-
-static int part_collect(void *ctx, oct_slice_t part)
-{
-    part_list_t *pl = ctx;
-    if (pl->n == pl->cap) {
-        pl->cap = pl->cap ? 2 * pl->cap : 64;
-        pl->v = xrealloc(pl->v, pl->cap * sizeof *pl->v);
-    }
-    pl->v[pl->n++] = oct_slice(xmemdup(part.ptr, part.len ? part.len : 1), part.len);
-    return 0;
-}
-
-static void part_list_free(part_list_t *pl)
-{
-    for (size_t i = 0; i < pl->n; i++)
-        free((void *)pl->v[i].ptr);
-    free(pl->v);
-    memset(pl, 0, sizeof *pl);
-}
-
 /* The tag filters of one query, compiled, with the names of each row's tag
  * keys resolved on the way. */
 typedef struct {
@@ -356,67 +330,38 @@ static int row_matches(row_match_t *m, oct_slice_t key)
     return 1;
 }
 
-static int scan_parts(tsdb_t *db, const part_list_t *pl, row_match_t *m, int need_key,
-                      cli_row_fn fn, void *ctx, oct_errbuf_t *eb)
-{
-    store_result_t row = STORE_RESULT_INIT;
-    int rc = 0;
-    for (size_t i = 0; i < pl->n && rc == 0; i++) {
-        store_scan_spec_t spec = {.part = pl->v[i], .family = oct_slice_str(SCAN_FAMILY)};
-        store_scanner_t *sc;
-        rc = store_scan_open(tsdb_store(db), STORE_TABLE_DATA, &spec, &sc, eb);
-        if (rc) break;
-        int r;
-        while ((r = store_scan_next(sc, &row, eb)) == 1) {
-            if (row.n == 0) continue;
-            oct_slice_t key = row.cells[0].row;
-            if (need_key) {
-                codec_rowkey_t rk;
-                if (codec_rowkey_parse(&m->lay, key.ptr, key.len, &rk, NULL)) continue;
-                if (m && !row_matches(m, key)) continue;
-            }
-            rc = fn(ctx, pl->v[i], &row);
-            if (rc) break;
-        }
-        if (r < 0 && rc == 0) rc = r;
-        store_scan_close(sc);
-    }
-    store_result_free(&row);
-    return rc;
-}
+/* Hands fn the rows whose key parses and whose tags pass the filters. */
+typedef struct {
+    row_match_t *m;
+    cli_row_fn fn;
+    void *ctx;
+} row_filter_t;
 
-/* stop = prefix + 1 as a big-endian number; returns its length (0 = unbounded). */
-static size_t prefix_successor(uint8_t *p, size_t len)
+static int row_filter(void *ctx, const tsdb_row_t *row)
 {
-    size_t i = len;
-    while (i > 0 && p[i - 1] == 0xFF)
-        p[--i] = 0;
-    if (i == 0) return 0;
-    p[i - 1]++;
-    return len;
+    row_filter_t *f = ctx;
+    codec_rowkey_t rk;
+    if (codec_rowkey_parse(&f->m->lay, row->key.ptr, row->key.len, &rk, NULL)) return 0;
+    if (!row_matches(f->m, row->key)) return 0;
+    return f->fn(f->ctx, row);
 }
 
 int cli_rows_foreach(tsdb_t *db, const cli_queries_t *qs, cli_row_fn fn, void *ctx,
                      oct_errbuf_t *eb)
 {
-    codec_rowkey_layout_t lay;
-    cli_rowkey_layout(db, &lay);
-    part_list_t pl = {0};
-    int rc = 0;
     if (!qs) {
-        rc = store_part_list(tsdb_store(db), STORE_TABLE_DATA, oct_slice(NULL, 0),
-                             oct_slice(NULL, 0), part_collect, &pl, eb);
-        if (rc == 0) rc = scan_parts(db, &pl, NULL, 0, fn, ctx, eb);
-        part_list_free(&pl);
-        return rc;
+        tsdb_rows_spec_t all = {.every_row = 1};
+        return tsdb_scan_rows(db, &all, fn, ctx, eb);
     }
+    /* hours past the row keys' range select nothing, even of an unknown metric */
     int64_t b0 = codec_rowkey_base_time(qs->start_ms / 1000);
     int64_t b1 = codec_rowkey_base_time(qs->end_ms / 1000);
     if (b0 < 0) b0 = 0;
     if (b1 > (int64_t)UINT32_MAX) b1 = codec_rowkey_base_time(UINT32_MAX);
     if (b1 < b0) return 0;
-    size_t plen = codec_rowkey_partition_prefix_len(&lay);
-    uint8_t start[CODEC_ROWKEY_MAX_SALT + 8 + 4], stop[sizeof start];
+    codec_rowkey_layout_t lay;
+    cli_rowkey_layout(db, &lay);
+    int rc = 0;
     for (size_t qi = 0; qi < qs->n && rc == 0; qi++) {
         const cli_query_t *q = &qs->q[qi];
         uint64_t metric;
@@ -429,19 +374,9 @@ int cli_rows_foreach(tsdb_t *db, const cli_queries_t *qs, cli_row_fn fn, void *c
             rc = query_filter_from_tag(&m.f[t], q->tagk[t], q->tagv[t], 1, eb);
             if (rc == 0) m.nf++;
         }
-        uint32_t nb = lay.salt_w ? lay.salt_buckets : 1;
-        for (uint32_t b = 0; b < nb && rc == 0; b++) {
-            if (lay.salt_w) codec_rowkey_salt_write(b, lay.salt_w, start);
-            oct_put_be_n(start + lay.salt_w, metric, lay.metric_w);
-            memcpy(stop, start, plen);
-            oct_put_be32(start + plen - 4, (uint32_t)b0);
-            oct_put_be32(stop + plen - 4, (uint32_t)b1);
-            size_t stop_len = prefix_successor(stop, plen);
-            rc = store_part_list(tsdb_store(db), STORE_TABLE_DATA, oct_slice(start, plen),
-                                 oct_slice(stop, stop_len), part_collect, &pl, eb);
-            if (rc == 0) rc = scan_parts(db, &pl, &m, 1, fn, ctx, eb);
-            part_list_free(&pl);
-        }
+        tsdb_rows_spec_t spec = {0, metric, qs->start_ms, qs->end_ms};
+        row_filter_t rf = {&m, fn, ctx};
+        if (rc == 0) rc = tsdb_scan_rows(db, &spec, row_filter, &rf, eb);
         for (size_t t = 0; t < m.nf; t++)
             query_filter_free(&m.f[t]);
         free(m.f);
@@ -576,49 +511,87 @@ typedef struct {
     oct_strbuf_t out, tags;
     codec_point_t *pts;
     size_t pts_cap;
-    /* rows to delete, flushed in groups */
-    uint8_t *keys;
-    size_t keys_len, keys_cap;
-    struct scan_del {
-        size_t part_off, part_len, key_off, key_len;
-    } * del_at;
-    size_t n_del, del_cap;
+    /* --delete: the series of the rows printed (TSUIDs, one byte of length
+     * then the bytes), deleted over the scanned hours at the end */
+    uint8_t *dl;
+    size_t dl_len, dl_cap;
+    size_t n_dl, n_dl_unique;
     uint64_t rows, points;
 } scan_t;
 
-static int scan_flush_deletes(scan_t *s, oct_errbuf_t *eb)
+static int tsuid_cmp(const void *a, const void *b, void *arg)
 {
-    if (!s->n_del) return 0;
-    store_op_t *ops = xcalloc(s->n_del, sizeof *ops);
-    for (size_t i = 0; i < s->n_del; i++) {
-        ops[i].kind = STORE_OP_DELETE_ROW;
-        ops[i].part = oct_slice(s->keys + s->del_at[i].part_off, s->del_at[i].part_len);
-        ops[i].cell.row = oct_slice(s->keys + s->del_at[i].key_off, s->del_at[i].key_len);
-        ops[i].cell.family = oct_slice_str(SCAN_FAMILY);
+    const uint8_t *buf = arg, *x = buf + *(const size_t *)a, *y = buf + *(const size_t *)b;
+    size_t n = x[0] < y[0] ? x[0] : y[0];
+    int c = memcmp(x + 1, y + 1, n);
+    return c ? c : (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* The distinct series in s->dl, sorted; their offsets into *off (malloc'd). */
+static size_t del_series(scan_t *s, size_t **off)
+{
+    *off = xmalloc((s->n_dl ? s->n_dl : 1) * sizeof **off);
+    size_t n = 0;
+    for (size_t p = 0; p < s->dl_len; p += 1 + s->dl[p])
+        (*off)[n++] = p;
+    qsort_r(*off, n, sizeof **off, tsuid_cmp, s->dl);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || tsuid_cmp(&(*off)[u - 1], &(*off)[i], s->dl)) (*off)[u++] = (*off)[i];
+    return u;
+}
+
+/* Keeps each series once: rows of one series come once per hour. */
+static void del_compact(scan_t *s)
+{
+    size_t *off;
+    size_t n = del_series(s, &off);
+    uint8_t *nb = xmalloc(s->dl_cap);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(nb + len, s->dl + off[i], 1 + s->dl[off[i]]);
+        len += 1 + s->dl[off[i]];
     }
-    int rc = store_write(tsdb_store(s->db), STORE_TABLE_DATA, ops, s->n_del, 0, eb);
-    free(ops);
-    s->n_del = 0;
-    s->keys_len = 0;
+    free(off);
+    free(s->dl);
+    s->dl = nb;
+    s->dl_len = len;
+    s->n_dl = s->n_dl_unique = n;
+}
+
+static void del_add(scan_t *s, oct_slice_t key)
+{
+    uint8_t t[256];
+    int len = codec_tsuid_from_rowkey(&s->lay, key.ptr, key.len, t, sizeof t, NULL);
+    if (len <= 0 || len > 255) return;
+    if (s->dl_len + 1 + (size_t)len > s->dl_cap) {
+        s->dl_cap = (s->dl_len + 1 + (size_t)len) * 2 + 4096;
+        s->dl = xrealloc(s->dl, s->dl_cap);
+    }
+    s->dl[s->dl_len] = (uint8_t)len;
+    memcpy(s->dl + s->dl_len + 1, t, (size_t)len);
+    s->dl_len += 1 + (size_t)len;
+    if (++s->n_dl >= 2 * s->n_dl_unique + 4096) del_compact(s);
+}
+
+/* Deletes the rows of every series printed over the scanned hours. */
+static int scan_delete(scan_t *s, const cli_queries_t *qs, oct_errbuf_t *eb)
+{
+    size_t *off;
+    size_t n = del_series(s, &off);
+    tsdb_window_t *w = xmalloc((n ? n : 1) * sizeof *w);
+    for (size_t i = 0; i < n; i++)
+        w[i] = (tsdb_window_t){s->dl + off[i] + 1, s->dl[off[i]], qs->start_ms, qs->end_ms};
+    int rc = tsdb_delete_window(s->db, w, n, NULL, eb);
+    free(w);
+    free(off);
     return rc;
 }
 
-static size_t keys_add(scan_t *s, oct_slice_t b)
-{
-    if (s->keys_len + b.len > s->keys_cap) {
-        s->keys_cap = (s->keys_len + b.len) * 2 + 4096;
-        s->keys = xrealloc(s->keys, s->keys_cap);
-    }
-    size_t off = s->keys_len;
-    memcpy(s->keys + off, b.ptr, b.len);
-    s->keys_len += b.len;
-    return off;
-}
-
-static int scan_row(void *ctx, oct_slice_t part, const store_result_t *row)
+static int scan_row(void *ctx, const tsdb_row_t *row)
 {
     scan_t *s = ctx;
-    oct_slice_t key = row->cells[0].row;
+    oct_slice_t key = row->key;
     codec_rowkey_t rk;
     if (codec_rowkey_parse(&s->lay, key.ptr, key.len, &rk, NULL)) return 0;
     uint32_t base = rk.base_time;
@@ -636,8 +609,8 @@ static int scan_row(void *ctx, oct_slice_t part, const store_result_t *row)
         put_date(o, base);
         oct_strbuf_printf(o, ") %s\n", tags);
     }
-    for (size_t i = 0; i < row->n; i++) {
-        const store_cell_t *c = &row->cells[i];
+    for (size_t i = 0; i < row->n_cells; i++) {
+        const tsdb_cell_t *c = &row->cells[i];
         const uint8_t *q = c->qualifier.ptr, *v = c->value.ptr;
         size_t ql = c->qualifier.len, vl = c->value.len;
         codec_qual_kind_t kind = codec_qual_classify(q, ql);
@@ -746,26 +719,7 @@ static int scan_row(void *ctx, oct_slice_t part, const store_result_t *row)
         }
     }
     fwrite(o->ptr ? o->ptr : "", 1, o->len, stdout);
-    if (s->del) {
-        if (s->n_del == s->del_cap) {
-            s->del_cap = s->del_cap ? 2 * s->del_cap : 256;
-            s->del_at = xrealloc(s->del_at, s->del_cap * sizeof *s->del_at);
-        }
-        struct scan_del *d = &s->del_at[s->n_del++];
-        d->part_off = keys_add(s, part);
-        d->part_len = part.len;
-        d->key_off = keys_add(s, key);
-        d->key_len = key.len;
-        if (s->n_del >= 512) {
-            oct_errbuf_t eb;
-            oct_errbuf_clear(&eb);
-            int rc = scan_flush_deletes(s, &eb);
-            if (rc) {
-                fprintf(stderr, "octsdb scan: %s\n", eb.msg[0] ? eb.msg : oct_strerror(rc));
-                return rc;
-            }
-        }
-    }
+    if (s->del) del_add(s, key);
     return 0;
 }
 
@@ -834,7 +788,7 @@ int cli_cmd_scan(int argc, char **argv)
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
     rc = cli_rows_foreach(db, &qs, scan_row, &s, &eb);
-    if (rc == 0 && s.del) rc = scan_flush_deletes(&s, &eb);
+    if (rc == 0 && s.del) rc = scan_delete(&s, &qs, &eb);
     int status = CLI_EXIT_OK;
     if (rc) {
         fprintf(stderr, "octsdb scan: %s\n", eb.msg[0] ? eb.msg : oct_strerror(rc));
@@ -844,8 +798,7 @@ int cli_cmd_scan(int argc, char **argv)
     oct_strbuf_free(&s.out);
     oct_strbuf_free(&s.tags);
     free(s.pts);
-    free(s.keys);
-    free(s.del_at);
+    free(s.dl);
     tsdb_close(db);
     cli_queries_free(&qs);
     oct_config_free(cfg);

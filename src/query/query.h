@@ -154,6 +154,8 @@ typedef struct {
 
 /* Frees everything q owns (not q itself) and zeroes it. */
 void query_free(query_t *q);
+/* The same for one sub-query. */
+void query_sub_free(query_sub_t *s);
 /* Do two sub-queries ask for the same thing? (OpenTSDB drops duplicate
  * sub-queries; query_parse_m/query_parse_tsuid already do.) */
 int query_sub_equal(const query_sub_t *a, const query_sub_t *b);

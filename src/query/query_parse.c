@@ -332,7 +332,7 @@ int query_parse_downsample(const char *s, query_downsample_t *out, oct_errbuf_t 
 
 /* ---- query_t lifetime ---------------------------------------------------- */
 
-static void sub_free(query_sub_t *s)
+void query_sub_free(query_sub_t *s)
 {
     free(s->metric);
     for (size_t i = 0; i < s->n_tsuids; i++)
@@ -348,7 +348,7 @@ void query_free(query_t *q)
 {
     if (!q) return;
     for (size_t i = 0; i < q->n_subs; i++)
-        sub_free(&q->subs[i]);
+        query_sub_free(&q->subs[i]);
     free(q->subs);
     free(q->timezone);
     memset(q, 0, sizeof(*q));
@@ -393,7 +393,7 @@ static void push_sub(query_t *q, query_sub_t *sub)
 {
     for (size_t i = 0; i < q->n_subs; i++) {
         if (query_sub_equal(&q->subs[i], sub)) {
-            sub_free(sub);
+            query_sub_free(sub);
             return;
         }
     }
@@ -679,7 +679,7 @@ int query_parse_m(query_t *q, const char *m, oct_errbuf_t *eb)
     if (rc == 0) rc = parse_middle(parts, np, 1, &mid, eb);
     if (rc == 0) rc = finish_sub(&sub, parts[0], &mid, eb);
     if (rc < 0) {
-        sub_free(&sub);
+        query_sub_free(&sub);
         return rc;
     }
     push_sub(q, &sub);
@@ -712,7 +712,7 @@ int query_parse_tsuid(query_t *q, const char *spec, oct_errbuf_t *eb)
     if (rc == 0 && sub.n_tsuids == 0)
         rc = oct_err(eb, OCT_EPARSE, "Missing the metric or tsuids, provide at least one");
     if (rc < 0) {
-        sub_free(&sub);
+        query_sub_free(&sub);
         return rc;
     }
     push_sub(q, &sub);

@@ -1,5 +1,5 @@
-/* api_query_last.c -- /api/query/last (reference §7.6): the latest point of
- * each series a sub-query names.
+/* api_query_last.c -- /api/query/last (docs/api-query-last.md): the latest
+ * point of each series a sub-query names.
  *
  * Sub-queries: by metric and tags (GET timeseries=<metric>{k=v,...}, POST
  * {"metric","tags"}) or by TSUIDs (GET tsuids=a,b, POST {"tsuids":[..]}).
@@ -11,10 +11,8 @@
  * so it works without meta tracking: every series carrying the tags, and
  * its latest point at or before the end of the current hour however old.
  *
- * The search reads windows that double in size going back (the current
- * hour, the one before, then 2, 4, 8... hours), so a series written a
- * minute ago costs one small read and one silent for a year about twenty,
- * and memory stays bounded by the points of the last window read.
+ * The series come from tsdb_select_names, the point from tsdb_last_point
+ * (tsdb/select.h); this file only binds the request and writes the answer.
  *
  * Values print as Java's Long.toString / Double.toString (the shortest
  * decimal that reads back to the same double, ".0" on whole numbers, and
@@ -23,15 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "codec/rowkey.h"
+#include "common/clock.h"
 #include "common/dtoa.h"
 #include "common/xmalloc.h"
 #include "server/api_int.h"
+#include "tsdb/select.h"
 #include "tsdb/tsdb.h"
-#include "tsdb/read.h"
-#include "tsdb/write.h"
 
 #define LAST_TSUID_MAX 256
 
@@ -139,37 +136,6 @@ typedef struct {
     int64_t now_ms;
 } last_ctx_t;
 
-/* The latest point of one series at or before the end of the current hour,
- * searching back_scan hours before it (0: without limit). Returns 1 found,
- * 0 not, or a negative error. */
-static int last_point(tsdb_t *db, const uint8_t *tsuid, size_t len, int64_t now_ms,
-                      int64_t back_scan, codec_point_t *out, oct_errbuf_t *eb)
-{
-    int64_t hour = codec_rowkey_base_time(now_ms / 1000);
-    int64_t hi = (hour + CODEC_ROWKEY_SPAN_S) * 1000 - 1; /* end of the current hour */
-    int64_t floor_s = back_scan > 0 ? hour - back_scan * CODEC_ROWKEY_SPAN_S : 0;
-    if (floor_s < 0) floor_s = 0;
-    int64_t span_h = 1;
-    int64_t lo_s = hour;
-    for (;;) {
-        if (lo_s < floor_s) lo_s = floor_s;
-        codec_point_t *pts = NULL;
-        size_t n = 0;
-        int rc = tsdb_read_series(db, tsuid, len, lo_s * 1000, hi, &pts, &n, eb);
-        if (rc < 0) return rc;
-        if (n) {
-            *out = pts[n - 1];
-            free(pts);
-            return 1;
-        }
-        free(pts);
-        if (lo_s <= floor_s) return 0;
-        hi = lo_s * 1000 - 1;
-        lo_s -= span_h * CODEC_ROWKEY_SPAN_S;
-        if (span_h < (1 << 20)) span_h *= 2;
-    }
-}
-
 /* Emits the latest point of every listed series. Returns 0 or -1 (error
  * response written). */
 static int last_emit(last_ctx_t *x, const series_list_t *sl)
@@ -178,7 +144,7 @@ static int last_emit(last_ctx_t *x, const series_list_t *sl)
     oct_errbuf_t eb;
     for (size_t i = 0; i < sl->n; i++) {
         codec_point_t p;
-        int rc = last_point(db, sl->ids[i], sl->lens[i], x->now_ms, x->back_scan, &p, &eb);
+        int rc = tsdb_last_point(db, sl->ids[i], sl->lens[i], x->now_ms, x->back_scan, &p, &eb);
         if (rc < 0) {
             http_error(x->c->resp, 500, "Unable to read the series", eb.msg);
             return -1;
@@ -242,53 +208,18 @@ static int last_metric(last_ctx_t *x, const char *metric, size_t n_tags, const c
                        const char *const *tagv)
 {
     api_call_t *c = x->c;
-    tsdb_t *db = c->tsd->db;
-    uid_registry_t *u = tsdb_uids(db);
-    const tsdb_layout_t *l = tsdb_layout(db);
-    unsigned mw = l->uid_width[0], kw = l->uid_width[1], vw = l->uid_width[2];
     oct_errbuf_t eb;
     if (!metric || !*metric) {
         http_error(c->resp, 400, "The metric cannot be empty", NULL);
         return -1;
     }
-    uint64_t mid;
-    if (uid_get_id(u, CODEC_UID_METRIC, (const uint8_t *)metric, strlen(metric), &mid, &eb)) {
+    series_list_t sl = {0};
+    if (tsdb_select_names(c->tsd->db, metric, tagk, tagv, n_tags,
+                          x->back_scan > 0 ? TSDB_SELECT_EXACT : TSDB_SELECT_SUBSET, sl_cb, &sl,
+                          &eb)) {
         http_error(c->resp, 400, eb.msg, NULL);
         return -1;
     }
-    uint64_t *ks = json_arena_alloc(&c->arena, (n_tags + 1) * sizeof *ks);
-    uint64_t *vs = json_arena_alloc(&c->arena, (n_tags + 1) * sizeof *vs);
-    for (size_t i = 0; i < n_tags; i++) {
-        if (uid_get_id(u, CODEC_UID_TAGK, (const uint8_t *)tagk[i], strlen(tagk[i]), &ks[i], &eb) ||
-            uid_get_id(u, CODEC_UID_TAGV, (const uint8_t *)tagv[i], strlen(tagv[i]), &vs[i], &eb)) {
-            http_error(c->resp, 400, eb.msg, NULL);
-            return -1;
-        }
-    }
-    series_list_t sl = {0};
-    tsdb_series_find(db, mid, n_tags ? ks[0] : 0, n_tags ? vs[0] : 0, sl_cb, &sl);
-    int exact = x->back_scan > 0;
-    size_t out = 0;
-    for (size_t i = 0; i < sl.n; i++) {
-        size_t np = (sl.lens[i] - mw) / (kw + vw);
-        int ok = !exact || np == n_tags;
-        for (size_t t = 0; t < n_tags && ok; t++) {
-            int hit = 0;
-            for (size_t p = 0; p < np && !hit; p++) {
-                const uint8_t *q = sl.ids[i] + mw + p * (kw + vw);
-                hit = codec_uid_decode(q, kw) == ks[t] && codec_uid_decode(q + kw, vw) == vs[t];
-            }
-            ok = hit;
-        }
-        if (ok) {
-            if (out != i) {
-                memcpy(sl.ids[out], sl.ids[i], sl.lens[i]);
-                sl.lens[out] = sl.lens[i];
-            }
-            out++;
-        }
-    }
-    sl.n = out;
     int rc = last_emit(x, &sl);
     free(sl.ids);
     free(sl.lens);
@@ -356,13 +287,6 @@ static void split_commas(api_call_t *c, const char *s, str_list_t *out)
     }
 }
 
-static int64_t last_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int parse_int(const char *s, int64_t *out)
 {
     char *end;
@@ -375,7 +299,7 @@ static int parse_int(const char *s, int64_t *out)
 
 void api_query_last(api_call_t *c)
 {
-    last_ctx_t x = {c, NULL, 0, 0, last_now_ms()};
+    last_ctx_t x = {c, NULL, 0, 0, oct_clock_wall_ms()};
     json_value_t *body = NULL;
     str_list_t ts = {c, NULL, 0, 0}, tu = {c, NULL, 0, 0};
     if (c->verb == API_POST) {

@@ -2,11 +2,11 @@
  *
  * Suggest is a prefix scan of one UID kind (uid_suggest). Lookup answers from
  * the series index that the write path keeps for every series
- * (tsdb_series_find), never from tsdb-meta: OpenTSDB's default use_meta=true
+ * (tsdb_select), never from tsdb-meta: OpenTSDB's default use_meta=true
  * only finds something when TSUID tracking doubles its write load, whereas
  * ours always works. The use_meta parameter is accepted and ignored.
  *
- * Lookup semantics (reference §7.9): the metric (optional, "*" = any) AND,
+ * Lookup semantics (docs/api-search.md): the metric (optional, "*" = any) AND,
  * for each tag key, one of its values ("*" = any value; a key "*" means any
  * key with that value). Candidates come from the index for the most
  * selective condition we can name (one concrete key with concrete values,
@@ -17,13 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "codec/uid_bytes.h"
+#include "common/clock.h"
 #include "server/api_int.h"
+#include "tsdb/select.h"
 #include "tsdb/tsdb.h"
-#include "tsdb/read.h"
-#include "tsdb/write.h"
 
 /* ---- /api/suggest --------------------------------------------------------- */
 
@@ -104,42 +103,17 @@ typedef struct {
 
 typedef struct {
     api_call_t *c;
-    unsigned mw, kw, vw;
+    unsigned mw;
     lk_cond_t *conds;
     size_t n_conds;
     uint8_t **tsuids; /* arena copies */
     size_t *lens;
     size_t n, cap;
-    size_t stop_at; /* 0 = collect everything (union; sorted later) */
 } lk_state_t;
-
-static int lk_match(const lk_state_t *s, const uint8_t *t, size_t len)
-{
-    size_t pw = s->kw + s->vw, np = (len - s->mw) / pw;
-    for (size_t ci = 0; ci < s->n_conds; ci++) {
-        const lk_cond_t *cd = &s->conds[ci];
-        int ok = 0;
-        for (size_t i = 0; i < np && !ok; i++) {
-            const uint8_t *p = t + s->mw + i * pw;
-            uint64_t k = codec_uid_decode(p, s->kw), v = codec_uid_decode(p + s->kw, s->vw);
-            if (cd->k && k != cd->k) continue;
-            if (cd->any_val) {
-                ok = 1;
-                break;
-            }
-            for (size_t j = 0; j < cd->n_vals; j++)
-                if (cd->vals[j] == v) ok = 1;
-        }
-        if (!ok) return 0;
-    }
-    return 1;
-}
 
 static int lk_cb(void *ctx, const uint8_t *tsuid, size_t len)
 {
     lk_state_t *s = ctx;
-    if (len < s->mw || (len - s->mw) % (s->kw + s->vw)) return 0;
-    if (!lk_match(s, tsuid, len)) return 0;
     if (s->n == s->cap) {
         size_t nc = s->cap ? s->cap * 2 : 64;
         uint8_t **nt = json_arena_alloc(&s->c->arena, nc * sizeof *nt);
@@ -156,7 +130,7 @@ static int lk_cb(void *ctx, const uint8_t *tsuid, size_t len)
     memcpy(cp, tsuid, len);
     s->tsuids[s->n] = cp;
     s->lens[s->n++] = len;
-    return s->stop_at && s->n >= s->stop_at ? 1 : 0;
+    return 0;
 }
 
 typedef struct {
@@ -210,8 +184,7 @@ static int lk_metric_cb(void *ctx, const uint8_t *name, size_t len, uint64_t id)
 
 void api_search_lookup(api_call_t *c)
 {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = oct_clock_mono_ns();
     api_mexpr_t e;
     long limit = 25;
     if (c->verb == API_POST && api_has_body(c)) {
@@ -264,8 +237,6 @@ void api_search_lookup(api_call_t *c)
     memset(&s, 0, sizeof s);
     s.c = c;
     s.mw = lay->uid_width[CODEC_UID_METRIC];
-    s.kw = lay->uid_width[CODEC_UID_TAGK];
-    s.vw = lay->uid_width[CODEC_UID_TAGV];
 
     /* Group conditions by key: values of one key are OR'd, "*" wins. */
     s.conds = json_arena_alloc(&c->arena, (e.n_tags ? e.n_tags : 1) * sizeof *s.conds);
@@ -303,27 +274,14 @@ void api_search_lookup(api_call_t *c)
         lk_metric_cb(&metrics, NULL, 0, mid);
     }
 
-    /* The index source: a concrete key with concrete values (union), else a
-     * concrete key, else every series of the metric. */
-    const lk_cond_t *src = NULL;
-    for (size_t j = 0; j < s.n_conds; j++) {
-        const lk_cond_t *cd = &s.conds[j];
-        if (!cd->k) continue;
-        if (!src || (!cd->any_val && (src->any_val || cd->n_vals < src->n_vals))) src = cd;
-    }
-    int union_src = src && !src->any_val && src->n_vals > 1;
-    for (size_t mi = 0; mi < metrics.n; mi++) {
-        /* Single ordered source for one metric: we can stop at the limit. */
-        s.stop_at = !union_src && metrics.n == 1 ? (size_t)limit : 0;
-        if (!src) {
-            tsdb_series_find(db, metrics.ids[mi], 0, 0, lk_cb, &s);
-        } else if (src->any_val) {
-            tsdb_series_find(db, metrics.ids[mi], src->k, 0, lk_cb, &s);
-        } else {
-            for (size_t vi = 0; vi < src->n_vals; vi++)
-                tsdb_series_find(db, metrics.ids[mi], src->k, src->vals[vi], lk_cb, &s);
-        }
-    }
+    tsdb_tag_match_t *tm = json_arena_alloc(&c->arena, (s.n_conds ? s.n_conds : 1) * sizeof *tm);
+    for (size_t j = 0; j < s.n_conds; j++)
+        tm[j] = (tsdb_tag_match_t){s.conds[j].k, s.conds[j].vals,
+                                   s.conds[j].any_val ? 0 : s.conds[j].n_vals};
+    for (size_t mi = 0; mi < metrics.n; mi++)
+        tsdb_select(db, metrics.ids[mi], tm, s.n_conds, TSDB_SELECT_SUBSET, (size_t)limit, lk_cb,
+                    &s);
+    /* Sort and dedupe across metrics (listed in name order, not UID order). */
     /* Sort and dedupe (a union may see a series once per value). */
     lk_key_t *keys = json_arena_alloc(&c->arena, (s.n ? s.n : 1) * sizeof *keys);
     for (size_t i = 0; i < s.n; i++)
@@ -385,10 +343,7 @@ void api_search_lookup(api_call_t *c)
         json_w_obj_end(&w);
     }
     json_w_arr_end(&w);
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     json_w_key(&w, "time");
-    json_w_double(&w,
-                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    json_w_double(&w, (double)(oct_clock_mono_ns() - t0) / 1e6);
     json_w_obj_end(&w);
 }

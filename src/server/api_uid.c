@@ -1,5 +1,5 @@
 /* api_uid.c -- /api/uid/assign, /api/uid/uidmeta, /api/uid/tsmeta and
- * /api/uid/rename (reference §7.10).
+ * /api/uid/rename (docs/api-uid.md).
  *
  * assign creates names regardless of the auto-create switches (as OpenTSDB);
  * a name that exists is an error naming its UID. uidmeta and tsmeta read and
@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "codec/rowkey.h"
 #include "codec/uid_bytes.h"
+#include "common/clock.h"
 #include "server/api_int.h"
-#include "store/store.h"
+#include "tsdb/select.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/tsmeta.h"
 #include "tsdb/read.h"
@@ -190,20 +190,18 @@ static int uidm_load(api_call_t *c, codec_uid_kind_t kind, uint64_t id, uidm_t *
 {
     memset(m, 0, sizeof *m);
     *stored = 0;
-    store_result_t res = STORE_RESULT_INIT;
+    char *json;
+    size_t len;
     oct_errbuf_t eb;
-    int rc = uid_meta_get_json(tsdb_uids(c->tsd->db), kind, id, &res, &eb);
+    int rc = uid_meta_get(tsdb_uids(c->tsd->db), kind, id, &json, &len, &eb);
     if (rc < 0) {
-        store_result_free(&res);
         http_error(c->resp, 500, "Unable to read the UID meta data", eb.msg);
         return -1;
     }
-    if (rc == 1 && res.n) {
+    if (rc == 1) {
         json_value_t *o;
-        const char *txt = json_arena_strndup(&c->arena, (const char *)res.cells[0].value.ptr,
-                                             res.cells[0].value.len);
-        if (!json_parse(&c->arena, txt, res.cells[0].value.len, 0, &o, &eb) &&
-            o->type == JSON_OBJECT) {
+        const char *txt = json_arena_strndup(&c->arena, json, len);
+        if (!json_parse(&c->arena, txt, len, 0, &o, &eb) && o->type == JSON_OBJECT) {
             m->display_name = api_json_cstr(c, o, "displayName");
             m->description = api_json_cstr(c, o, "description");
             m->notes = api_json_cstr(c, o, "notes");
@@ -213,7 +211,7 @@ static int uidm_load(api_call_t *c, codec_uid_kind_t kind, uint64_t id, uidm_t *
             *stored = 1;
         }
     }
-    store_result_free(&res);
+    free(json);
     return 0;
 }
 
@@ -282,13 +280,7 @@ void api_uid_uidmeta(api_call_t *c)
     uid_hex(c->tsd, kind, id, hex, sizeof hex);
 
     if (c->verb == API_DELETE) {
-        store_op_t op = {STORE_OP_DELETE_CELL,
-                         oct_slice_str(codec_uid_kind_qualifier(kind)),
-                         {oct_slice(idb, width),
-                          oct_slice_str("name"),
-                          oct_slice_str(codec_uid_kind_meta_qualifier(kind)),
-                          {0}}};
-        if (store_write(tsdb_store(c->tsd->db), STORE_TABLE_UID, &op, 1, 0, &eb)) {
+        if (uid_meta_delete(u, kind, id, &eb)) {
             http_error(c->resp, 500, "Unable to delete the UID meta data", eb.msg);
             return;
         }
@@ -434,61 +426,24 @@ static int tsm_find_cb(void *ctx, const uint8_t *tsuid, size_t len)
     return 0;
 }
 
-/* Resolves m=<metric>{k=v,...} to the series carrying exactly those tags.
- * Returns the number of series found (into f->list), or -1 with the
- * response written. */
+/* Resolves m=<metric>{k=v,...} to the series carrying those tags (and, if
+ * exact, no others). Returns the number of series found (into f->list), or
+ * -1 with the response written. */
 static long tsm_resolve_m(api_call_t *c, const char *m, tsm_find_t *f, int exact)
 {
     api_mexpr_t e;
     if (api_parse_mexpr(c, m, &e)) return -1;
-    uid_registry_t *u = tsdb_uids(c->tsd->db);
-    const tsdb_layout_t *l = tsdb_layout(c->tsd->db);
-    unsigned mw = l->uid_width[0], kw = l->uid_width[1], vw = l->uid_width[2];
     oct_errbuf_t eb;
-    uint64_t mid;
-    if (uid_get_id(u, CODEC_UID_METRIC, (const uint8_t *)e.metric, strlen(e.metric), &mid, &eb)) {
-        http_error(c->resp, 404, eb.msg, NULL);
-        return -1;
-    }
-    uint64_t *ks = json_arena_alloc(&c->arena, (e.n_tags + 1) * sizeof *ks);
-    uint64_t *vs = json_arena_alloc(&c->arena, (e.n_tags + 1) * sizeof *vs);
-    for (size_t i = 0; i < e.n_tags; i++) {
-        if (uid_get_id(u, CODEC_UID_TAGK, (const uint8_t *)e.tagk[i], strlen(e.tagk[i]), &ks[i],
-                       &eb) ||
-            uid_get_id(u, CODEC_UID_TAGV, (const uint8_t *)e.tagv[i], strlen(e.tagv[i]), &vs[i],
-                       &eb)) {
-            http_error(c->resp, 404, eb.msg, NULL);
-            return -1;
-        }
-    }
     f->cap = 1024;
     f->list = json_arena_alloc(&c->arena, f->cap * sizeof *f->list);
     f->lens = json_arena_alloc(&c->arena, f->cap * sizeof *f->lens);
     f->n = 0;
-    tsdb_series_find(c->tsd->db, mid, e.n_tags ? ks[0] : 0, e.n_tags ? vs[0] : 0, tsm_find_cb, f);
-    /* Keep the series carrying every pair (and, if exact, nothing else). */
-    size_t out = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        size_t np = (f->lens[i] - mw) / (kw + vw);
-        int ok = !exact || np == e.n_tags;
-        for (size_t t = 0; t < e.n_tags && ok; t++) {
-            int hit = 0;
-            for (size_t p = 0; p < np && !hit; p++) {
-                const uint8_t *q = f->list[i] + mw + p * (kw + vw);
-                hit = codec_uid_decode(q, kw) == ks[t] && codec_uid_decode(q + kw, vw) == vs[t];
-            }
-            ok = hit;
-        }
-        if (ok) {
-            if (out != i) {
-                memcpy(f->list[out], f->list[i], f->lens[i]);
-                f->lens[out] = f->lens[i];
-            }
-            out++;
-        }
+    if (tsdb_select_names(c->tsd->db, e.metric, e.tagk, e.tagv, e.n_tags,
+                          exact ? TSDB_SELECT_EXACT : TSDB_SELECT_SUBSET, tsm_find_cb, f, &eb)) {
+        http_error(c->resp, 404, eb.msg, NULL);
+        return -1;
     }
-    f->n = out;
-    return (long)out;
+    return (long)f->n;
 }
 
 static const char *tsm_param(api_call_t *c, const char *name)
@@ -639,7 +594,7 @@ void api_uid_tsmeta(api_call_t *c)
     else
         nw = cur;
     nw.created = cur.created;
-    if (create && !nw.created) nw.created = (int64_t)time(NULL);
+    if (create && !nw.created) nw.created = oct_clock_wall_ms() / 1000;
     const char *sv[5];
     static const char *const bkeys[5] = {"displayName", "description", "notes", "units",
                                          "dataType"};

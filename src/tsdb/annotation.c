@@ -37,6 +37,7 @@
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 #include "store/store.h"
+#include "tsdb/parts.h"
 
 #define ANN_FAMILY      "t"
 #define ANN_SECOND_MASK 0xFFFFFFFF00000000ull
@@ -295,22 +296,6 @@ int tsdb_annotation_delete(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, i
 /* ---- range scan --------------------------------------------------------- */
 
 typedef struct {
-    oct_slice_t *parts;
-    size_t n, cap;
-} ann_parts_t;
-
-static int ann_collect_part(void *ctx, oct_slice_t part)
-{
-    ann_parts_t *pl = ctx;
-    if (pl->n == pl->cap) {
-        pl->cap = pl->cap ? 2 * pl->cap : 16;
-        pl->parts = xrealloc(pl->parts, pl->cap * sizeof *pl->parts);
-    }
-    pl->parts[pl->n++] = oct_slice(xmemdup(part.ptr, part.len), part.len);
-    return 0;
-}
-
-typedef struct {
     int64_t ms;
     const char *json;
     size_t len;
@@ -403,21 +388,15 @@ int tsdb_annotation_scan(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
     if (r1 < 0) return r1;
     size_t klen = (size_t)r0;
 
-    /* stop = the last hour's partition prefix + 1, as a big-endian number */
-    size_t i = plen;
-    while (i > 0 && k1[i - 1] == 0xFF)
-        k1[--i] = 0;
-    oct_slice_t stop = oct_slice(k1, i ? plen : 0);
-    if (i) k1[i - 1]++;
-    ann_parts_t pl = {0};
+    tsdb_parts_t pl = {0};
     store_key_t *keys = NULL;
     uint8_t *rows = NULL;
     ann_hit_t *hits = NULL;
     size_t hcap = 0;
     store_result_t res = STORE_RESULT_INIT;
     json_arena_t arena = JSON_ARENA_INIT;
-    rc = store_part_list(tsdb_store(db), STORE_TABLE_DATA, oct_slice(k0, plen), stop,
-                         ann_collect_part, &pl, eb);
+    /* same salt + metric (zeros for global), any hour in range */
+    rc = tsdb__parts_collect(db, k0, k1, plen, &pl, eb);
     if (rc < 0) goto out;
     rc = 0;
     keys = xmalloc(ANN_ROWS_PER_GET * sizeof *keys);
@@ -425,14 +404,10 @@ int tsdb_annotation_scan(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
     for (size_t j = 0; j < pl.n && rc == 0;) {
         size_t nk = 0;
         for (; j < pl.n && nk < ANN_ROWS_PER_GET; j++) {
-            /* same salt + metric (zeros for global), any hour in range */
-            if (pl.parts[j].len != plen ||
-                memcmp(pl.parts[j].ptr, k0, plen - CODEC_ROWKEY_TS_BYTES))
-                continue;
             uint8_t *row = rows + nk * klen;
-            memcpy(row, pl.parts[j].ptr, plen);
+            keys[nk].part = tsdb__part(&pl, j);
+            memcpy(row, keys[nk].part.ptr, plen);
             memcpy(row + plen, k0 + plen, klen - plen);
-            keys[nk].part = pl.parts[j];
             keys[nk].row = oct_slice(row, klen);
             nk++;
         }
@@ -451,9 +426,7 @@ int tsdb_annotation_scan(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
             rc = cb(ctx, hits[h].json, hits[h].len);
     }
 out:
-    for (size_t j = 0; j < pl.n; j++)
-        free((void *)pl.parts[j].ptr);
-    free(pl.parts);
+    tsdb__parts_free(&pl);
     free(keys);
     free(rows);
     free(hits);

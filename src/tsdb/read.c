@@ -32,6 +32,7 @@
 #include "codec/cell.h"
 #include "common/xmalloc.h"
 #include "tsdb/annotation.h"
+#include "tsdb/parts.h"
 #include "tsdb/read.h"
 #include "tsdb/series.h"
 
@@ -204,10 +205,7 @@ struct tsdb_reader {
     size_t vcap;
     codec_point_t *out; /* the result */
     size_t ocap;
-    uint8_t *pbuf; /* partition keys, back to back */
-    size_t pn, pcap;
-    size_t *poff; /* offset of partition i in pbuf; poff[i+1] - poff[i] its length */
-    size_t np, pocap;
+    tsdb_parts_t parts;
     store_key_t *keys;
     uint8_t *rows;
     size_t kcap;
@@ -234,8 +232,7 @@ void tsdb_reader_free(tsdb_reader_t *r)
     if (!r) return;
     free(r->v);
     free(r->out);
-    free(r->pbuf);
-    free(r->poff);
+    tsdb__parts_free(&r->parts);
     free(r->keys);
     free(r->rows);
     free(r->cts);
@@ -244,26 +241,6 @@ void tsdb_reader_free(tsdb_reader_t *r)
     free(r->blk);
     store_result_free(&r->res);
     free(r);
-}
-
-static int reader_part(void *ctx, oct_slice_t part)
-{
-    tsdb_reader_t *r = ctx;
-    if (r->pn + part.len > r->pcap) {
-        r->pcap = r->pcap ? r->pcap * 2 : 1024;
-        while (r->pcap < r->pn + part.len)
-            r->pcap *= 2;
-        r->pbuf = xrealloc(r->pbuf, r->pcap);
-    }
-    if (r->np + 2 > r->pocap) {
-        r->pocap = r->pocap ? r->pocap * 2 : 64;
-        r->poff = xrealloc(r->poff, r->pocap * sizeof *r->poff);
-    }
-    memcpy(r->pbuf + r->pn, part.ptr, part.len);
-    r->poff[r->np] = r->pn;
-    r->pn += part.len;
-    r->poff[++r->np] = r->pn;
-    return 0;
 }
 
 static void out_reserve(tsdb_reader_t *r, size_t need)
@@ -361,12 +338,6 @@ static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_le
     if (r < 0) return r;
     r = codec_rowkey_from_tsuid(&rk, tsuid, tsuid_len, b1, k1, klen, eb);
     if (r < 0) return r;
-    /* stop = the last partition's prefix + 1 (as a big-endian number) */
-    size_t i = plen;
-    while (i > 0 && k1[i - 1] == 0xFF)
-        k1[--i] = 0;
-    oct_slice_t stop = oct_slice(k1, i ? plen : 0);
-    if (i) k1[i - 1]++;
     size_t nk = 0;
     int64_t n_hours = (b1 - b0) / CODEC_ROWKEY_SPAN_S + 1;
     if (n_hours <= DIRECT_HOURS) {
@@ -387,21 +358,17 @@ static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_le
             nk++;
         }
     } else {
-        rd->pn = rd->np = 0;
-        rc = store_part_list(tsdb_store(db), STORE_TABLE_DATA, oct_slice(k0, plen), stop,
-                             reader_part, rd, eb);
+        rc = tsdb__parts_collect(db, k0, k1, plen, &rd->parts, eb);
         if (rc < 0) return rc;
-        if (rd->np > rd->kcap) {
-            rd->kcap = rd->np;
+        if (rd->parts.n > rd->kcap) {
+            rd->kcap = rd->parts.n;
             rd->keys = xrealloc(rd->keys, rd->kcap * sizeof *rd->keys);
             rd->rows = xrealloc(rd->rows, rd->kcap * 512);
         }
-        for (size_t j = 0; j < rd->np; j++) {
-            const uint8_t *part = rd->pbuf + rd->poff[j];
-            if (rd->poff[j + 1] - rd->poff[j] != plen) continue;
+        for (size_t j = 0; j < rd->parts.n; j++) {
+            const uint8_t *part = tsdb__part(&rd->parts, j).ptr;
             uint8_t *row = rd->rows + nk * 512;
             /* the row key of this series in that hour: its prefix, then the TSUID's tags */
-            if (memcmp(part, k0, plen - CODEC_ROWKEY_TS_BYTES)) continue;
             memcpy(row, part, plen);
             memcpy(row + plen, k0 + plen, klen - plen);
             rd->keys[nk].part = oct_slice(part, plen);

@@ -13,12 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "codec/name.h"
+#include "common/clock.h"
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 #include "uid/uid_cache.h"
+#include "uid/uid_int.h"
 
 #define UID_CAS_ATTEMPTS    1000
 #define UID_RANDOM_ATTEMPTS 10
@@ -105,6 +106,11 @@ void uid_registry_close(uid_registry_t *r)
     free(r->allow_special);
     pthread_mutex_destroy(&r->sync_mu);
     free(r);
+}
+
+store_t *uid__store(uid_registry_t *r)
+{
+    return r->st;
 }
 
 unsigned uid_width(const uid_registry_t *r, codec_uid_kind_t kind)
@@ -374,7 +380,7 @@ static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, cons
                 /* As OpenTSDB: a failed meta write does not undo the UID. */
                 oct_errbuf_t meb;
                 uid_cache_put(s->cache, name, len, *id);
-                uid_meta_t m = {NULL, NULL, NULL, (int64_t)time(NULL), NULL};
+                uid_meta_t m = {NULL, NULL, NULL, oct_clock_wall_ms() / 1000, NULL};
                 if (uid_meta_put(r, kind, *id, &m, &meb) != 0) {
                     /* the UID stands; /api/uid/uidmeta can write its meta later */
                 }
@@ -571,7 +577,7 @@ int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind, const o
                 if (r->realtime_uid_meta) {
                     /* As OpenTSDB: a failed meta write does not undo the UID. */
                     oct_errbuf_t meb;
-                    uid_meta_t m = {NULL, NULL, NULL, (int64_t)time(NULL), NULL};
+                    uid_meta_t m = {NULL, NULL, NULL, oct_clock_wall_ms() / 1000, NULL};
                     if (uid_meta_put(r, kind, ids[todo[j]], &m, &meb) != 0) {
                         /* the UID stands; /api/uid/uidmeta can write its meta later */
                     }
@@ -798,48 +804,6 @@ int uid_lost_assignment(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, o
     rc = uid_read_counter(r, s, &c, eb);
     if (rc < 0) return rc;
     return id > c;
-}
-
-static const char *const uid_meta_type_names[CODEC_UID_N_KINDS] = {"METRIC", "TAGK", "TAGV"};
-
-int uid_meta_put(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, const uid_meta_t *meta,
-                 oct_errbuf_t *eb)
-{
-    uid_kind_state_t *s = &r->k[kind];
-    uint8_t name[UID_NAME_MAX];
-    size_t nlen;
-    int rc = uid_get_name(r, kind, id, name, sizeof name, &nlen, eb);
-    if (rc) return rc;
-    oct_strbuf_t j = OCT_STRBUF_INIT;
-    const char *fields[3] = {meta->display_name, meta->description, meta->notes};
-    const char *keys[3] = {"displayName", "description", "notes"};
-    oct_strbuf_printf(&j, "{\"type\":\"%s\"", uid_meta_type_names[kind]);
-    for (int i = 0; i < 3; i++) {
-        oct_strbuf_printf(&j, ",\"%s\":", keys[i]);
-        const char *v = fields[i] ? fields[i] : "";
-        oct_strbuf_json_string(&j, v, strlen(v));
-    }
-    oct_strbuf_printf(&j, ",\"created\":%lld,\"custom\":%s}", (long long)meta->created,
-                      meta->custom_json ? meta->custom_json : "null");
-    uint8_t idb[8];
-    uid_encode(s, id, idb);
-    store_op_t op = {
-        STORE_OP_PUT,
-        s->qual,
-        {oct_slice(idb, s->width), UID_FAM_NAME, s->meta_qual, oct_slice(j.ptr, j.len)}};
-    rc = store_write(r->st, STORE_TABLE_UID, &op, 1, 0, eb);
-    oct_strbuf_free(&j);
-    return rc;
-}
-
-int uid_meta_get_json(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, store_result_t *out,
-                      oct_errbuf_t *eb)
-{
-    uid_kind_state_t *s = &r->k[kind];
-    uint8_t idb[8];
-    uid_encode(s, id, idb);
-    return store_get_cell(r->st, STORE_TABLE_UID, s->qual, oct_slice(idb, s->width), UID_FAM_NAME,
-                          s->meta_qual, out, eb);
 }
 
 /* ---- fsck ------------------------------------------------------------ */

@@ -184,6 +184,18 @@ OCT_MUST_CHECK int uid_meta_put(uid_registry_t *r, codec_uid_kind_t kind, uint64
 OCT_MUST_CHECK int uid_meta_get_json(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id,
                                      store_result_t *out, oct_errbuf_t *eb);
 
+/* The stored UIDMeta JSON as a malloc'd, NUL-terminated string (*json, free
+ * it; *len its length). Returns 1 if present, 0 if not (*json NULL), or an
+ * error. */
+OCT_MUST_CHECK int uid_meta_get(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, char **json,
+                                size_t *len, oct_errbuf_t *eb);
+
+/* Deletes the UIDMeta of a UID, leaving its name mapping alone. Deleting
+ * meta that is absent (or of an unknown UID) succeeds. Returns 0 or an
+ * error (OCT_EIO). */
+OCT_MUST_CHECK int uid_meta_delete(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id,
+                                   oct_errbuf_t *eb);
+
 /* ---- fsck ------------------------------------------------------------ */
 
 typedef enum {

@@ -360,6 +360,41 @@ static void delete_removes_mapping_never_reuses_uid(void **state)
     assert_int_equal(must_create(fx->r, CODEC_UID_TAGK, "doomed"), a + 1);
 }
 
+/* uid_meta_get hands back the cell uid_meta_put wrote; uid_meta_delete
+ * removes it and nothing else (the mapping and another kind's meta stay). */
+static void meta_get_and_delete(void **state)
+{
+    fx_t *fx = *state;
+    oct_errbuf_t eb;
+    uint64_t k = must_create(fx->r, CODEC_UID_TAGK, "kept");
+    uint64_t m = must_create(fx->r, CODEC_UID_METRIC, "kept");
+    char *json;
+    size_t len;
+    assert_int_equal(uid_meta_get(fx->r, CODEC_UID_TAGK, k, &json, &len, &eb), 0);
+    assert_null(json);
+    uid_meta_t meta = {"K", "", "n", 1356998400, "{\"a\":\"b\"}"};
+    assert_int_equal(uid_meta_put(fx->r, CODEC_UID_TAGK, k, &meta, &eb), 0);
+    assert_int_equal(uid_meta_put(fx->r, CODEC_UID_METRIC, m, &meta, &eb), 0);
+    assert_int_equal(uid_meta_get(fx->r, CODEC_UID_TAGK, k, &json, &len, &eb), 1);
+    const char *want = "{\"type\":\"TAGK\",\"displayName\":\"K\",\"description\":\"\","
+                       "\"notes\":\"n\",\"created\":1356998400,\"custom\":{\"a\":\"b\"}}";
+    assert_int_equal(len, strlen(want));
+    assert_string_equal(json, want);
+    free(json);
+
+    assert_int_equal(uid_meta_delete(fx->r, CODEC_UID_TAGK, k, &eb), 0);
+    assert_int_equal(uid_meta_get(fx->r, CODEC_UID_TAGK, k, &json, &len, &eb), 0);
+    assert_null(json);
+    assert_int_equal(len, 0);
+    assert_int_equal(uid_meta_delete(fx->r, CODEC_UID_TAGK, k, &eb), 0); /* again: fine */
+    uint64_t id;
+    assert_int_equal(uid_get_id(fx->r, CODEC_UID_TAGK, S("kept"), &id, &eb), 0);
+    assert_int_equal(id, k);
+    assert_int_equal(uid_meta_get(fx->r, CODEC_UID_METRIC, m, &json, &len, &eb), 1);
+    assert_non_null(strstr(json, "\"type\":\"METRIC\""));
+    free(json);
+}
+
 typedef struct {
     char names[32][64];
     int n;
@@ -564,6 +599,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(racing_writers_get_one_uid_per_name, setup, teardown),
         cmocka_unit_test_setup_teardown(rename_moves_name_keeps_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(delete_removes_mapping_never_reuses_uid, setup, teardown),
+        cmocka_unit_test_setup_teardown(meta_get_and_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(suggest_is_prefix_ordered_and_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(opentsdb_leaked_reverse_rows_are_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(fsck_finds_and_fixes_each_damage, setup, teardown),

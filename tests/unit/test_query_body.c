@@ -1,8 +1,9 @@
-/* test_query_body.c -- server/query_body: the /api/query POST body bound as
- * OpenTSDB's Jackson binding of TSQuery does. Expected values come from the
- * reference (§7.5 texts, TSSubQuery defaults: counterMax Long.MAX_VALUE,
- * resetValue 0) and hand arithmetic on the fixed clock below; the e2e tests
- * (test_query_errors and friends) check the same texts through the daemon. */
+/* test_query_body.c -- query/query_body: the /api/query POST body bound as
+ * OpenTSDB's Jackson binding of TSQuery does. Expected values come from
+ * OpenTSDB's behaviour (docs/api-query-json.md: texts, TSSubQuery defaults
+ * counterMax Long.MAX_VALUE and resetValue 0) and hand arithmetic on the
+ * fixed clock below; the e2e tests (test_query_errors and friends) check the
+ * same texts through the daemon. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "server/query_body.h"
+#include "query/query_body.h"
 
 #define NOW INT64_C(1700000000000) /* 2023-11-14T22:13:20Z */
 

@@ -10,7 +10,7 @@
  * (TSSubQuery.validateAndSetQuery), then the timezone. Strings taken from
  * the document live in a scratch arena freed before returning; the query_t
  * keeps copies (query/query.h: parsers never keep pointers into input). */
-#include "server/query_body.h"
+#include "query/query_body.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,18 +239,6 @@ static int bind_sub(json_arena_t *a, const json_value_t *o, query_sub_t *s, quer
     return 0;
 }
 
-/* What query_free does for one sub-query. */
-static void free_sub(query_sub_t *s)
-{
-    free(s->metric);
-    for (size_t i = 0; i < s->n_tsuids; i++)
-        free(s->tsuids[i]);
-    free(s->tsuids);
-    clear_filters(s);
-    free(s->filters);
-    memset(s, 0, sizeof *s);
-}
-
 /* Duplicate sub-queries are dropped (HttpJsonSerializer's LinkedHashSet);
  * indexes follow the remaining order. */
 static void drop_duplicates(query_t *q)
@@ -261,7 +249,7 @@ static void drop_duplicates(query_t *q)
         for (size_t j = 0; j < k && !dup; j++)
             dup = query_sub_equal(&q->subs[j], &q->subs[i]);
         if (dup) {
-            free_sub(&q->subs[i]);
+            query_sub_free(&q->subs[i]);
             continue;
         }
         if (k != i) q->subs[k] = q->subs[i];

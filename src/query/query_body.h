@@ -8,8 +8,8 @@
  * details, the texts of TSQuery/TSSubQuery.validateAndSetQuery.
  *
  * Threads: no shared state. */
-#ifndef OCT_SERVER_QUERY_BODY_H
-#define OCT_SERVER_QUERY_BODY_H
+#ifndef OCT_QUERY_QUERY_BODY_H
+#define OCT_QUERY_QUERY_BODY_H
 
 #include <stddef.h>
 #include <stdint.h>
