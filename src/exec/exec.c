@@ -27,8 +27,8 @@
 #include "common/clock.h"
 #include "common/xmalloc.h"
 #include "exec/exec_int.h"
-#include "store/store.h"
-#include "tsdb/write.h"
+#include "tsdb/maint.h"
+#include "tsdb/select.h"
 
 #define HOUR_S 3600LL
 
@@ -402,16 +402,18 @@ static int run_sub(ex_t *x, const query_sub_t *sub)
         const xfilter_t *best = NULL;
         for (size_t i = 0; i < nf; i++)
             if (xf[i].pushed && (!best || xf[i].n_lits < best->n_lits)) best = &xf[i];
+        tsdb_tag_match_t tm = {0};
         if (best) {
-            for (size_t i = 0; i < best->n_lits; i++)
-                tsdb_series_find(x->db, metric, best->tagk, best->lits[i], tl_collect, &cand);
-            if (best->n_lits > 1) qsort_r(cand.v, cand.nv, sizeof *cand.v, cmp_tref, cand.buf);
+            /* No resolved literal (skip_unresolved_tagvs): nothing can match;
+             * an empty value list would mean "any value" to tsdb_select. */
+            tm = (tsdb_tag_match_t){best->tagk, best->lits, best->n_lits};
         } else {
-            uint64_t k = 0;
-            for (size_t i = 0; i < nf && !k; i++)
-                if (xf[i].f->type != QUERY_FILTER_NOT_KEY) k = xf[i].tagk;
-            tsdb_series_find(x->db, metric, k, 0, tl_collect, &cand);
+            for (size_t i = 0; i < nf && !tm.tagk; i++)
+                if (xf[i].f->type != QUERY_FILTER_NOT_KEY) tm.tagk = xf[i].tagk;
         }
+        if (!best || best->n_lits)
+            tsdb_select(x->db, metric, &tm, tm.tagk ? 1 : 0, TSDB_SELECT_SUBSET, 0, tl_collect,
+                        &cand);
     }
     x->st.resolve_ns += oct_clock_mono_ns() - t_res;
 
@@ -422,8 +424,6 @@ static int run_sub(ex_t *x, const query_sub_t *sub)
     for (size_t i = 0; i < cand.nv; i++) {
         const uint8_t *t = cand.buf + cand.v[i].off;
         size_t len = cand.v[i].len;
-        if (i > 0 && len == cand.v[i - 1].len && !memcmp(t, cand.buf + cand.v[i - 1].off, len))
-            continue; /* duplicate from a union of postings */
         pairs_t p;
         exec__tsuid_pairs(x, t, len, &p);
         if (sub->n_tsuids == 0) {
@@ -486,79 +486,17 @@ out:
 }
 /* ---- delete ------------------------------------------------------------- */
 
-typedef struct {
-    oct_slice_t *v;
-    size_t n, cap;
-} parts_t;
-
-static int part_cb(void *ctx, oct_slice_t part)
-{
-    parts_t *pl = ctx;
-    if (pl->n == pl->cap) {
-        pl->cap = pl->cap ? pl->cap * 2 : 16;
-        pl->v = xrealloc(pl->v, pl->cap * sizeof *pl->v);
-    }
-    pl->v[pl->n++] = oct_slice(xmemdup(part.ptr, part.len), part.len);
-    return 0;
-}
-
-/* Deletes the rows of one series whose base hour is in [lo, hi]. */
-static int delete_rows(ex_t *x, const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi)
-{
-    size_t n_tags = (len - x->mw) / (x->kw + x->vw);
-    size_t klen = codec_rowkey_len(&x->rk, n_tags),
-           plen = codec_rowkey_partition_prefix_len(&x->rk);
-    uint8_t *k0 = xmalloc(klen), *k1 = xmalloc(klen);
-    parts_t pl = {0};
-    uint8_t *rows = NULL;
-    store_op_t *ops = NULL;
-    int rc = codec_rowkey_from_tsuid(&x->rk, tsuid, len, lo / 1000, k0, klen, x->eb);
-    if (rc >= 0) rc = codec_rowkey_from_tsuid(&x->rk, tsuid, len, hi / 1000, k1, klen, x->eb);
-    if (rc < 0) goto out;
-    size_t i = plen;
-    while (i > 0 && k1[i - 1] == 0xFF)
-        k1[--i] = 0;
-    if (i) k1[i - 1]++;
-    rc = store_part_list(tsdb_store(x->db), STORE_TABLE_DATA, oct_slice(k0, plen),
-                         oct_slice(k1, i ? plen : 0), part_cb, &pl, x->eb);
-    if (rc < 0) goto out;
-    rows = xmalloc((pl.n ? pl.n : 1) * klen);
-    ops = xcalloc(pl.n ? pl.n : 1, sizeof *ops);
-    size_t nops = 0;
-    for (size_t j = 0; j < pl.n; j++) {
-        if (pl.v[j].len != plen || memcmp(pl.v[j].ptr, k0, plen - CODEC_ROWKEY_TS_BYTES)) continue;
-        uint8_t *row = rows + nops * klen;
-        memcpy(row, pl.v[j].ptr, plen);
-        memcpy(row + plen, k0 + plen, klen - plen);
-        ops[nops].kind = STORE_OP_DELETE_ROW;
-        ops[nops].part = pl.v[j];
-        ops[nops].cell.row = oct_slice(row, klen);
-        nops++;
-    }
-    rc = nops ? store_write(tsdb_store(x->db), STORE_TABLE_DATA, ops, nops, 0, x->eb) : 0;
-    if (rc >= 0) {
-        x->st.deleted_rows += nops;
-        rc = 0;
-    }
-out:
-    for (size_t j = 0; j < pl.n; j++)
-        free((void *)pl.v[j].ptr);
-    free(pl.v);
-    free(rows);
-    free(ops);
-    free(k0);
-    free(k1);
-    return rc;
-}
-
 static int run_delete(ex_t *x)
 {
     if (x->del.nv == 0) return 0;
-    /* Unflushed points live in the head: write them out so they go too. */
-    int rc = tsdb_flush(x->db, x->eb);
-    for (size_t i = 0; i < x->del.nv && !rc; i++)
-        rc = delete_rows(x, x->del.buf + x->del.v[i].off, x->del.v[i].len, x->del_lo[i],
-                         x->del_hi[i]);
+    tsdb_window_t *w = xmalloc(x->del.nv * sizeof *w);
+    for (size_t i = 0; i < x->del.nv; i++)
+        w[i] = (tsdb_window_t){x->del.buf + x->del.v[i].off, x->del.v[i].len, x->del_lo[i],
+                               x->del_hi[i]};
+    uint64_t rows = 0;
+    int rc = tsdb_delete_window(x->db, w, x->del.nv, &rows, x->eb);
+    x->st.deleted_rows += rows;
+    free(w);
     return rc;
 }
 /* ---- entry -------------------------------------------------------------- */

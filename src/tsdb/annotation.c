@@ -38,6 +38,7 @@
 #include "common/xmalloc.h"
 #include "store/store.h"
 #include "tsdb/parts.h"
+#include "tsdb/tsdb_int.h"
 
 #define ANN_FAMILY      "t"
 #define ANN_SECOND_MASK 0xFFFFFFFF00000000ull

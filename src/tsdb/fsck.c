@@ -19,6 +19,7 @@
 #include "codec/cell.h"
 #include "codec/rowkey.h"
 #include "common/xmalloc.h"
+#include "tsdb/tsdb_int.h"
 
 #define FSCK_FAMILY "t"
 

@@ -10,6 +10,7 @@
 #include "store/store.h"
 #include "tsdb/parts.h"
 #include "tsdb/write.h"
+#include "tsdb/tsdb_int.h"
 
 #define MAINT_FAMILY "t"
 

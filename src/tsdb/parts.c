@@ -8,6 +8,7 @@
 #include "codec/rowkey.h"
 #include "common/xmalloc.h"
 #include "store/store.h"
+#include "tsdb/tsdb_int.h"
 
 typedef struct {
     tsdb_parts_t *pl;

@@ -35,6 +35,7 @@
 #include "tsdb/parts.h"
 #include "tsdb/read.h"
 #include "tsdb/series.h"
+#include "tsdb/tsdb_int.h"
 
 static int rpt_cmp(const void *a, const void *b)
 {

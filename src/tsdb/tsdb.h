@@ -18,7 +18,6 @@
 
 #include "common/config.h"
 #include "common/err.h"
-#include "store/store.h"
 #include "uid/uid.h"
 
 typedef struct tsdb tsdb_t;
@@ -43,10 +42,7 @@ OCT_MUST_CHECK int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **o
                              oct_errbuf_t *eb);
 void tsdb_close(tsdb_t *db);
 
-/* Borrowed; valid until tsdb_close. tsdb_store is for the callers that
- * still reach the store directly (the executor's delete_data, some CLI
- * commands, tests). */
-store_t *tsdb_store(tsdb_t *db);
+/* Borrowed; valid until tsdb_close. */
 uid_registry_t *tsdb_uids(tsdb_t *db);
 const tsdb_layout_t *tsdb_layout(const tsdb_t *db);
 

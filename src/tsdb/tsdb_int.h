@@ -6,7 +6,9 @@
 
 #include "common/config.h"
 #include "common/err.h"
+#include "store/store.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/tsdb_int.h"
 
 /* The write path's state (tsdb/write.c): series, head, WAL, flush thread.
  * Opened by tsdb_open after the UID registry (recovering the WAL, starting
@@ -18,6 +20,12 @@ OCT_MUST_CHECK int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_w
                                      oct_errbuf_t *eb);
 void tsdb__writer_close(tsdb_writer_t *w);
 tsdb_writer_t *tsdb__writer(tsdb_t *db);
+
+/* The open store (borrowed; valid until tsdb_close). Only src/tsdb reaches
+ * it: the layers above use tsdb's operations (read.h, select.h, maint.h),
+ * so a second store backend changes nothing above. Tests may plant raw
+ * cells through it. */
+store_t *tsdb_store(tsdb_t *db);
 
 /* The layout the configuration asks for. */
 OCT_MUST_CHECK int tsdb_layout_from_config(const oct_config_t *cfg, tsdb_layout_t *out,

@@ -10,6 +10,7 @@
 
 #include "common/bytes.h"
 #include "store/store.h"
+#include "tsdb/tsdb_int.h"
 
 void tsmeta_init(tsmeta_t *m)
 {

@@ -30,6 +30,7 @@
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 #include "tsdb/series.h"
+#include "tsdb/tsdb_int.h"
 
 #define TW_CHUNK 512
 #define TW_WIN   64 /* points per lookup window (put_chunk) */

@@ -18,6 +18,7 @@
 #include "cli_fixture.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/tsdb_int.h"
 
 /* The number after "<name>: " on its own line of out, or -1. */
 static long counter(const char *out, const char *name)

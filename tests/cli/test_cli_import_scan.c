@@ -21,6 +21,7 @@
 #include "cli_fixture.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/tsdb_int.h"
 
 static char *path_in(const char *name)
 {

@@ -16,6 +16,7 @@
 #include "testutil.h"
 #include "api_client.h"
 #include "tsdb/annotation.h"
+#include "tsdb/tsdb_int.h"
 
 #define TS "000001000001000001"
 

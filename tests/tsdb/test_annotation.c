@@ -20,6 +20,7 @@
 #include "testutil.h"
 #include "tsdb/annotation.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/tsdb_int.h"
 #include "tsdb/read.h"
 #include "tsdb/write.h"
 

@@ -13,6 +13,7 @@
 #include "common/config.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/tsdb_int.h"
 #include "tsdb/tsmeta.h"
 #include "tsdb/write.h"
 

@@ -27,6 +27,7 @@
 #include "common/config.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/tsdb_int.h"
 #include "tsdb/read.h"
 #include "tsdb/write.h"
 
