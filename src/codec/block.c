@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "codec/varint.h"
 #include "common/bytes.h"
 #include "common/err.h"
 #include "common/pow10.h"
@@ -253,7 +254,7 @@ static uint64_t int_pass(const src_t *s, unsigned order, uint64_t base, bitw_t *
             uint64_t l = src_level(s, start + f + k);
             uint64_t x = order ? l - prev : l;
             prev = l;
-            z[k] = zz_enc((int64_t)(x - base));
+            z[k] = codec_zigzag((int64_t)(x - base));
         }
         int esc;
         unsigned wd = frame_width(z, cnt, &esc);
@@ -344,8 +345,9 @@ static uint64_t int_choose(const src_t *s, unsigned *order, uint64_t *base)
     }
     uint64_t best = UINT64_MAX;
     for (int c = 0; c < nc; c++) {
-        uint64_t bytes = uvarint_len(zz_enc((int64_t)cand[c].base));
-        if (cand[c].order && !s->is_ts) bytes += uvarint_len(zz_enc((int64_t)src_level(s, 0)));
+        uint64_t bytes = codec_varint_len(codec_zigzag((int64_t)cand[c].base));
+        if (cand[c].order && !s->is_ts)
+            bytes += codec_varint_len(codec_zigzag((int64_t)src_level(s, 0)));
         bytes += (int_pass(s, cand[c].order, cand[c].base, NULL) + 7) / 8;
         if (bytes * 8 < best) {
             best = bytes * 8;
@@ -442,7 +444,7 @@ static inline int ints_next(codec_block_ints_t *d, size_t j, uint64_t *x)
             z = fr_get(r, bl);
         }
     }
-    *x = (uint64_t)zz_dec(z) + d->base;
+    *x = (uint64_t)codec_unzigzag(z) + d->base;
     return r->err ? -1 : 0;
 }
 
@@ -497,7 +499,7 @@ static uint64_t dod_pass(const codec_point_t *pts, size_t n, uint64_t unit, bitw
     uint64_t prev_d = div_unit((uint64_t)pts[1].ts_ms - (uint64_t)pts[0].ts_ms, unit);
     for (size_t i = 2; i < n; i++) {
         uint64_t d = div_unit((uint64_t)pts[i].ts_ms - (uint64_t)pts[i - 1].ts_ms, unit);
-        uint64_t z = zz_enc((int64_t)(d - prev_d));
+        uint64_t z = codec_zigzag((int64_t)(d - prev_d));
         prev_d = d;
         unsigned k = z == 0 ? 0 : z < 16 ? 1 : z < 256 ? 2 : z < 65536 ? 3 : z >> 32 == 0 ? 4 : 5;
         bits += (k < 5 ? k + 1 : 5) + dod_payload[k];
@@ -535,9 +537,17 @@ size_t codec_block_encode_bound(size_t n)
     return 80 + (n + 7) / 8 + (n * 147 + 7) / 8 + 8;
 }
 
+/* Writes v at *p if it fits before end; 0 or -1. */
+static int put_uvarint(uint8_t **p, uint8_t *end, uint64_t v)
+{
+    if ((size_t)(end - *p) < codec_varint_len(v)) return -1;
+    *p += codec_varint_put(*p, v);
+    return 0;
+}
+
 static int put_svarint(uint8_t **p, uint8_t *end, uint64_t v)
 {
-    return uvarint_put(p, end, zz_enc((int64_t)v));
+    return put_uvarint(p, end, codec_zigzag((int64_t)v));
 }
 
 ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, size_t cap,
@@ -571,7 +581,7 @@ ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, siz
     unsigned types = n_float == 0 ? 0 : n_float == n ? 1 : 2;
     inf.ts_unit_exp = k;
 
-    if (uvarint_put(&p, end, CODEC_BLOCK_VERSION) || uvarint_put(&p, end, n)) return OCT_ENOSPC;
+    if (put_uvarint(&p, end, CODEC_BLOCK_VERSION) || put_uvarint(&p, end, n)) return OCT_ENOSPC;
     if (n == 0) {
         inf.enc = force == CODEC_BLOCK_ENC_AUTO ? CODEC_BLOCK_ENC_INT : force;
         if (info) *info = inf;
@@ -600,7 +610,7 @@ ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, siz
             unsigned o = 0;
             uint64_t b = 0;
             cand.step = steps[c];
-            uint64_t bits = int_choose(&cand, &o, &b) + 8 * uvarint_len(cand.step);
+            uint64_t bits = int_choose(&cand, &o, &b) + 8 * codec_varint_len(cand.step);
             if (bits < grid) {
                 grid = bits;
                 tsrc.step = cand.step;
@@ -610,7 +620,7 @@ ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, siz
         }
         /* GRID's header holds step and base; DOD's the first delta */
         uint64_t d1 = div_unit((uint64_t)pts[1].ts_ms - (uint64_t)pts[0].ts_ms, unit);
-        if (grid < (dod + 7) / 8 * 8 + 8 * uvarint_len(d1)) {
+        if (grid < (dod + 7) / 8 * 8 + 8 * codec_varint_len(d1)) {
             inf.ts_mode = CODEC_BLOCK_TS_GRID;
         } else {
             inf.ts_mode = CODEC_BLOCK_TS_DOD;
@@ -649,12 +659,12 @@ ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, siz
         uint64_t d = inf.ts_mode == CODEC_BLOCK_TS_GRID
                          ? tsrc.step
                          : div_unit((uint64_t)pts[1].ts_ms - (uint64_t)pts[0].ts_ms, unit);
-        if (uvarint_put(&p, end, d)) return OCT_ENOSPC;
+        if (put_uvarint(&p, end, d)) return OCT_ENOSPC;
         if (inf.ts_mode == CODEC_BLOCK_TS_GRID) {
             if (put_svarint(&p, end, ts_base)) return OCT_ENOSPC;
             ts_bits = int_pass(&tsrc, ts_order, ts_base, NULL);
         }
-        if (inf.ts_mode != CODEC_BLOCK_TS_REGULAR && uvarint_put(&p, end, (ts_bits + 7) / 8))
+        if (inf.ts_mode != CODEC_BLOCK_TS_REGULAR && put_uvarint(&p, end, (ts_bits + 7) / 8))
             return OCT_ENOSPC;
     }
     if (types == 2) {
@@ -693,11 +703,19 @@ ssize_t codec_block_encode(const codec_point_t *pts, size_t n, uint8_t *out, siz
 /* ------------------------------------------------------------------------ */
 /* Decoder                                                                    */
 
+/* Reads a varint at *p, before end; 0 or -1 (truncated, too long). */
+static int get_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    size_t k = codec_varint_get(*p, (size_t)(end - *p), v);
+    *p += k;
+    return k ? 0 : -1;
+}
+
 static int get_svarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     uint64_t z;
-    if (uvarint_get(p, end, &z)) return -1;
-    *v = (uint64_t)zz_dec(z);
+    if (get_uvarint(p, end, &z)) return -1;
+    *v = (uint64_t)codec_unzigzag(z);
     return 0;
 }
 
@@ -709,7 +727,7 @@ int codec_block_iter_init(codec_block_iter_t *it, const uint8_t *in, size_t len)
     it->err = OCT_ECORRUPT; /* until the header is proven good */
     if (len == 0 || in[0] != CODEC_BLOCK_VERSION) return OCT_ECORRUPT;
     p++;
-    if (uvarint_get(&p, end, &n) || n > CODEC_BLOCK_MAX_POINTS) return OCT_ECORRUPT;
+    if (get_uvarint(&p, end, &n) || n > CODEC_BLOCK_MAX_POINTS) return OCT_ECORRUPT;
     it->n = (uint32_t)n;
     if (n == 0) {
         if (p != end) return OCT_ECORRUPT;
@@ -736,10 +754,10 @@ int codec_block_iter_init(codec_block_iter_t *it, const uint8_t *in, size_t len)
         if ((h & 7) > 3 || (h >> 4) || (it->ts_order && it->ts_mode != CODEC_BLOCK_TS_GRID))
             return OCT_ECORRUPT;
         it->unit = oct_pow10_u64[h & 7];
-        if (uvarint_get(&p, end, &it->delta)) return OCT_ECORRUPT;
+        if (get_uvarint(&p, end, &it->delta)) return OCT_ECORRUPT;
         if (it->ts_mode == CODEC_BLOCK_TS_GRID && get_svarint(&p, end, &it->tsi.base))
             return OCT_ECORRUPT;
-        if (it->ts_mode != CODEC_BLOCK_TS_REGULAR && uvarint_get(&p, end, &tsbytes))
+        if (it->ts_mode != CODEC_BLOCK_TS_REGULAR && get_uvarint(&p, end, &tsbytes))
             return OCT_ECORRUPT;
     } else if (it->ts_mode != CODEC_BLOCK_TS_DOD) {
         return OCT_ECORRUPT;
@@ -803,7 +821,7 @@ int codec_block_iter_next(codec_block_iter_t *it, codec_point_t *pt)
                 unsigned k = bitr_ones(&it->tsr, 5);
                 uint64_t z = bitr_get(&it->tsr, dod_payload[k]);
                 if (it->tsr.err) return iter_fail(it);
-                it->delta += (uint64_t)zz_dec(z);
+                it->delta += (uint64_t)codec_unzigzag(z);
             }
             ts = (int64_t)((uint64_t)ts + it->delta * it->unit);
         }
@@ -892,7 +910,7 @@ static inline int plain_fast(bitr_t *r, unsigned w, uint64_t *dst, size_t stride
     for (size_t k = 0; k < cnt; k++) {
         size_t b = off + k * w;
         uint64_t z = (oct_get_be64(p + (ptrdiff_t)(b >> 3) - 8) << (b & 7)) >> (64 - w);
-        dst[k * stride] = (uint64_t)zz_dec(z) + base;
+        dst[k * stride] = (uint64_t)codec_unzigzag(z) + base;
     }
     size_t end_bits = off + cnt * w;
     r->p = p + (ptrdiff_t)(end_bits >> 3) - 8;
@@ -920,17 +938,17 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
             uint64_t base = d->base;
             bitr_t lr = d->r, *r = &lr; /* a local: dst cannot alias it */
             if (w == 0) {
-                uint64_t v = (uint64_t)zz_dec(0) + base;
+                uint64_t v = (uint64_t)codec_unzigzag(0) + base;
                 for (; j < fend; j++)
                     dst[j * stride] = v;
             } else if (w <= 56 && plain_fast(r, w, dst + j * stride, stride, fend - j, base)) {
                 j = fend;
             } else if (w <= 32) {
                 for (; j < fend; j++)
-                    dst[j * stride] = (uint64_t)zz_dec(fr_get32(r, w)) + base;
+                    dst[j * stride] = (uint64_t)codec_unzigzag(fr_get32(r, w)) + base;
             } else {
                 for (; j < fend; j++)
-                    dst[j * stride] = (uint64_t)zz_dec(fr_get(r, w)) + base;
+                    dst[j * stride] = (uint64_t)codec_unzigzag(fr_get(r, w)) + base;
             }
             d->r = lr;
             if (r->err) return -1;
@@ -940,7 +958,7 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
             bitr_t lr = d->r, *r = &lr; /* a local: dst cannot alias it */
             for (; j < fend; j++) {
                 uint64_t z = fr_get32(r, 1) ? fr_get(r, w) + 1 : 0;
-                dst[j * stride] = (uint64_t)zz_dec(z) + base;
+                dst[j * stride] = (uint64_t)codec_unzigzag(z) + base;
             }
             d->r = lr;
             if (r->err) return -1;
@@ -955,7 +973,7 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
                     if (bl > 64) return -1;
                     z = fr_get(r, bl);
                 }
-                dst[j * stride] = (uint64_t)zz_dec(z) + base;
+                dst[j * stride] = (uint64_t)codec_unzigzag(z) + base;
             }
             d->r = lr;
             if (r->err) return -1;
@@ -977,7 +995,7 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
                 unsigned bl = (unsigned)fr_get32(r, 7);
                 if (bl == 0 || bl > 64) return -1;
                 uint64_t z = fr_get(r, bl);
-                if (fs + t < fend) dst[(fs + t) * stride] = (uint64_t)zz_dec(z) + base;
+                if (fs + t < fend) dst[(fs + t) * stride] = (uint64_t)codec_unzigzag(z) + base;
                 unsigned nn = (unsigned)fr_get32(r, 6);
                 if (nn != 63 && nn <= t) return -1;
                 d->next = (uint8_t)nn;
@@ -1052,7 +1070,7 @@ DEC_INLINE int decode_ts(codec_block_iter_t *it, int64_t *out, size_t st, uint32
             k++;
         uint64_t z = fr_get(r, dod_payload[k]);
         if (r->err) return -1;
-        delta += (uint64_t)zz_dec(z);
+        delta += (uint64_t)codec_unzigzag(z);
         ts = (int64_t)((uint64_t)prev + delta * unit);
         if (ts <= prev) return -1;
         out[i * st] = prev = ts;
