@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "common/dtoa.h"
 #include "common/xmalloc.h"
 #include "query/query.h"
@@ -43,20 +43,6 @@
 #include "server/query_body.h"
 #include "tsdb/annotation.h"
 #include "tsdb/query_exec.h"
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* ---- request parsing ------------------------------------------------------ */
 
@@ -118,7 +104,7 @@ static int parse_get(api_call_t *c, query_t *q)
         return -1;
     }
     query_body_err_t err;
-    if (query_body_set_times(q, start, have_end ? end : NULL, wall_ms(), &err) ||
+    if (query_body_set_times(q, start, have_end ? end : NULL, oct_clock_wall_ms(), &err) ||
         query_body_check_timezone(q, &err))
         return body_error(c, &err);
     return 0;
@@ -129,8 +115,8 @@ static int parse_get(api_call_t *c, query_t *q)
 static int parse_post(api_call_t *c, query_t *q)
 {
     query_body_err_t err;
-    if (query_body_parse((const char *)c->req->body, c->req->body ? c->req->body_len : 0, wall_ms(),
-                         q, &err))
+    if (query_body_parse((const char *)c->req->body, c->req->body ? c->req->body_len : 0,
+                         oct_clock_wall_ms(), q, &err))
         return body_error(c, &err);
     if (api_flag(c, "ms")) q->ms_resolution = 1;
     if (api_flag(c, "show_tsuids")) q->show_tsuids = 1;
@@ -295,7 +281,7 @@ static int write_result(void *ctx, const query_result_t *r)
     out_t *o = ctx;
     const query_t *q = o->q;
     json_writer_t *w = &o->w;
-    int64_t t0 = mono_ns();
+    int64_t t0 = oct_clock_mono_ns();
     json_w_obj_begin(w);
     json_w_key(w, "metric");
     json_w_str(w, r->metric);
@@ -386,7 +372,7 @@ static int write_result(void *ctx, const query_result_t *r)
         json_w_obj_end(w);
     }
     json_w_obj_end(w);
-    o->ser_ns += mono_ns() - t0;
+    o->ser_ns += oct_clock_mono_ns() - t0;
     return 0;
 }
 
@@ -431,7 +417,7 @@ static void run_query(api_call_t *c, query_t *q)
     o.c = c;
     o.q = q;
     oct_errbuf_t eb;
-    int64_t t0 = mono_ns();
+    int64_t t0 = oct_clock_mono_ns();
 
     if (q->global_annotations && !q->no_annotations) {
         int rc =
@@ -480,7 +466,7 @@ static void run_query(api_call_t *c, query_t *q)
         json_w_key(w, "serializationTimeMs");
         json_w_double(w, ms_of(o.ser_ns));
         json_w_key(w, "totalTimeMs");
-        json_w_double(w, ms_of(mono_ns() - t0));
+        json_w_double(w, ms_of(oct_clock_mono_ns() - t0));
         json_w_obj_end(w);
         json_w_obj_end(w);
     }

@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "codec/uid_bytes.h"
+#include "common/clock.h"
 #include "server/api_int.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
@@ -209,8 +209,7 @@ static int lk_metric_cb(void *ctx, const uint8_t *name, size_t len, uint64_t id)
 
 void api_search_lookup(api_call_t *c)
 {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = oct_clock_mono_ns();
     api_mexpr_t e;
     long limit = 25;
     if (c->verb == API_POST && api_has_body(c)) {
@@ -384,10 +383,7 @@ void api_search_lookup(api_call_t *c)
         json_w_obj_end(&w);
     }
     json_w_arr_end(&w);
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     json_w_key(&w, "time");
-    json_w_double(&w,
-                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    json_w_double(&w, (double)(oct_clock_mono_ns() - t0) / 1e6);
     json_w_obj_end(&w);
 }
