@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/bytes.h"
+
 /* ---- writer ------------------------------------------------------------ */
 
 typedef struct {
@@ -82,8 +84,20 @@ static inline void bitr_init(bitr_t *r, const uint8_t *buf, size_t len)
     r->err = 0;
 }
 
+/* Loads whole bytes below the loaded bits while they fit. With 8 bytes left
+ * it is one big-endian 64-bit load (block decoding is the query hot path):
+ * the bits of a byte only partly counted are ORed again, identically, by the
+ * next refill. */
 static inline void bitr_refill(bitr_t *r)
 {
+    if (r->nacc > 56) return;
+    if (r->end - r->p >= 8) {
+        r->acc |= oct_get_be64(r->p) >> r->nacc;
+        unsigned take = (64 - r->nacc) >> 3;
+        r->p += take;
+        r->nacc += take * 8;
+        return;
+    }
     while (r->nacc <= 56 && r->p < r->end) {
         r->acc |= (uint64_t)*r->p++ << (56 - r->nacc);
         r->nacc += 8;
@@ -104,7 +118,7 @@ static inline uint64_t bitr_get32(bitr_t *r, unsigned n)
         }
     }
     uint64_t v = r->acc >> (64 - n);
-    r->acc = n == 64 ? 0 : r->acc << n;
+    r->acc <<= n; /* n <= 32 */
     r->nacc -= n;
     return v;
 }

@@ -24,50 +24,6 @@ static inline double bitsd(uint64_t u)
     return f;
 }
 
-/* Refill from a big-endian 64-bit load: ORs the next bytes below the
- * loaded bits and counts the whole bytes that fit. Bits of a byte only
- * partly counted are ORed again, identically, by the next refill. */
-static inline void fr_refill(bitr_t *r)
-{
-    if (r->nacc > 56) return;
-    if (r->end - r->p >= 8) {
-        r->acc |= oct_get_be64(r->p) >> r->nacc;
-        unsigned take = (64 - r->nacc) >> 3;
-        r->p += take;
-        r->nacc += take * 8;
-    } else {
-        bitr_refill(r);
-    }
-}
-
-/* As bitr_get32 (n <= 32). */
-static inline uint64_t fr_get32(bitr_t *r, unsigned n)
-{
-    if (n == 0) return 0;
-    if (r->nacc < n) {
-        fr_refill(r);
-        if (r->nacc < n) {
-            r->err = 1;
-            r->nacc = 0;
-            r->acc = 0;
-            return 0;
-        }
-    }
-    uint64_t v = r->acc >> (64 - n);
-    r->acc <<= n; /* n <= 32 */
-    r->nacc -= n;
-    return v;
-}
-
-static inline uint64_t fr_get(bitr_t *r, unsigned n)
-{
-    if (n > 32) {
-        uint64_t hi = fr_get32(r, n - 32);
-        return hi << 32 | fr_get32(r, 32);
-    }
-    return fr_get32(r, n);
-}
-
 /* Reads sequence element j (j counts from the first packed element, the
  * sequence has d->len elements). */
 static inline int ints_next(codec_block_ints_t *d, size_t j, uint64_t *x)
@@ -76,38 +32,38 @@ static inline int ints_next(codec_block_ints_t *d, size_t j, uint64_t *x)
     unsigned slot = (unsigned)(j % FRAME);
     uint64_t z;
     if (slot == 0) {
-        if (fr_get32(r, 1)) { /* else: same width and form as the last frame */
-            d->esc = (uint8_t)fr_get32(r, 1);
-            d->width = (unsigned)fr_get32(r, 7);
+        if (bitr_get32(r, 1)) { /* else: same width and form as the last frame */
+            d->esc = (uint8_t)bitr_get32(r, 1);
+            d->width = (unsigned)bitr_get32(r, 7);
             if (d->width > 64) {
                 if (d->esc) return -1;
                 d->esc = FORM_FLAGGED;
                 d->width -= 64;
             }
         }
-        if (d->esc == FORM_ESCAPE && d->width == 0) d->next = (uint8_t)fr_get32(r, 6);
+        if (d->esc == FORM_ESCAPE && d->width == 0) d->next = (uint8_t)bitr_get32(r, 6);
     }
     if (d->esc == FORM_FLAGGED) {
-        z = fr_get32(r, 1) ? fr_get(r, d->width) + 1 : 0;
+        z = bitr_get32(r, 1) ? bitr_get(r, d->width) + 1 : 0;
     } else if (d->esc && d->width == 0) {
         size_t cnt = d->len - (j - slot) < FRAME ? d->len - (j - slot) : FRAME;
         /* slot numbers must increase and stay inside the frame */
         if (d->next != 63 && (d->next < slot || d->next >= cnt)) return -1;
         if (d->next == slot) {
-            unsigned bl = (unsigned)fr_get32(r, 7);
+            unsigned bl = (unsigned)bitr_get32(r, 7);
             if (bl == 0 || bl > 64) return -1;
-            z = fr_get(r, bl);
-            d->next = (uint8_t)fr_get32(r, 6);
+            z = bitr_get(r, bl);
+            d->next = (uint8_t)bitr_get32(r, 6);
             if (d->next != 63 && d->next <= slot) return -1;
         } else {
             z = 0;
         }
     } else {
-        z = fr_get(r, d->width);
+        z = bitr_get(r, d->width);
         if (d->esc && z == (d->width == 64 ? UINT64_MAX : (UINT64_C(1) << d->width) - 1)) {
-            unsigned bl = (unsigned)fr_get32(r, 7);
+            unsigned bl = (unsigned)bitr_get32(r, 7);
             if (bl > 64) return -1;
-            z = fr_get(r, bl);
+            z = bitr_get(r, bl);
         }
     }
     *x = (uint64_t)codec_unzigzag(z) + d->base;
@@ -327,7 +283,7 @@ static inline int plain_fast(bitr_t *r, unsigned w, uint64_t *dst, size_t stride
     r->p = p + (ptrdiff_t)(end_bits >> 3) - 8;
     r->acc = 0;
     r->nacc = 0;
-    if (end_bits & 7) (void)fr_get32(r, (unsigned)(end_bits & 7));
+    if (end_bits & 7) (void)bitr_get32(r, (unsigned)(end_bits & 7));
     return 1;
 }
 
@@ -356,10 +312,10 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
                 j = fend;
             } else if (w <= 32) {
                 for (; j < fend; j++)
-                    dst[j * stride] = (uint64_t)codec_unzigzag(fr_get32(r, w)) + base;
+                    dst[j * stride] = (uint64_t)codec_unzigzag(bitr_get32(r, w)) + base;
             } else {
                 for (; j < fend; j++)
-                    dst[j * stride] = (uint64_t)codec_unzigzag(fr_get(r, w)) + base;
+                    dst[j * stride] = (uint64_t)codec_unzigzag(bitr_get(r, w)) + base;
             }
             d->r = lr;
             if (r->err) return -1;
@@ -368,7 +324,7 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
             uint64_t base = d->base;
             bitr_t lr = d->r, *r = &lr; /* a local: dst cannot alias it */
             for (; j < fend; j++) {
-                uint64_t z = fr_get32(r, 1) ? fr_get(r, w) + 1 : 0;
+                uint64_t z = bitr_get32(r, 1) ? bitr_get(r, w) + 1 : 0;
                 dst[j * stride] = (uint64_t)codec_unzigzag(z) + base;
             }
             d->r = lr;
@@ -378,11 +334,11 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
             uint64_t base = d->base, ones = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
             bitr_t lr = d->r, *r = &lr; /* a local: dst cannot alias it */
             for (; j < fend; j++) {
-                uint64_t z = fr_get(r, w);
+                uint64_t z = bitr_get(r, w);
                 if (z == ones) {
-                    unsigned bl = (unsigned)fr_get32(r, 7);
+                    unsigned bl = (unsigned)bitr_get32(r, 7);
                     if (bl > 64) return -1;
-                    z = fr_get(r, bl);
+                    z = bitr_get(r, bl);
                 }
                 dst[j * stride] = (uint64_t)codec_unzigzag(z) + base;
             }
@@ -403,11 +359,11 @@ static int ints_bulk(codec_block_ints_t *d, size_t cnt, uint64_t *dst, size_t st
             while (cur < cntf && d->next != 63) {
                 size_t t = d->next;
                 if (t >= cntf) return -1;
-                unsigned bl = (unsigned)fr_get32(r, 7);
+                unsigned bl = (unsigned)bitr_get32(r, 7);
                 if (bl == 0 || bl > 64) return -1;
-                uint64_t z = fr_get(r, bl);
+                uint64_t z = bitr_get(r, bl);
                 if (fs + t < fend) dst[(fs + t) * stride] = (uint64_t)codec_unzigzag(z) + base;
-                unsigned nn = (unsigned)fr_get32(r, 6);
+                unsigned nn = (unsigned)bitr_get32(r, 6);
                 if (nn != 63 && nn <= t) return -1;
                 d->next = (uint8_t)nn;
                 cur = t + 1;
@@ -477,9 +433,9 @@ DEC_INLINE int decode_ts(codec_block_iter_t *it, int64_t *out, size_t st, uint32
     bitr_t *r = &it->tsr;
     for (uint32_t i = 2; i < n; i++) {
         unsigned k = 0;
-        while (k < 5 && fr_get32(r, 1))
+        while (k < 5 && bitr_get32(r, 1))
             k++;
-        uint64_t z = fr_get(r, dod_payload[k]);
+        uint64_t z = bitr_get(r, dod_payload[k]);
         if (r->err) return -1;
         delta += (uint64_t)codec_unzigzag(z);
         ts = (int64_t)((uint64_t)prev + delta * unit);
@@ -572,15 +528,15 @@ DEC_INLINE int decode_vals(codec_block_iter_t *it, uint64_t *out, size_t st, uin
     unsigned lead = it->lead, wlen = it->len;
     for (uint32_t i = 0; i < n; i++) {
         if (i == 0) {
-            raw = fr_get(r, 64);
-        } else if (fr_get32(r, 1)) {
-            if (fr_get32(r, 1)) { /* a new window */
-                lead = (unsigned)fr_get32(r, 6);
-                wlen = (unsigned)fr_get32(r, 6) + 1;
+            raw = bitr_get(r, 64);
+        } else if (bitr_get32(r, 1)) {
+            if (bitr_get32(r, 1)) { /* a new window */
+                lead = (unsigned)bitr_get32(r, 6);
+                wlen = (unsigned)bitr_get32(r, 6) + 1;
             }
             /* also refuses reusing a window when none was read yet (lead 65) */
             if (wlen == 0 || lead + wlen > 64) return -1;
-            raw ^= fr_get(r, wlen) << (64 - lead - wlen);
+            raw ^= bitr_get(r, wlen) << (64 - lead - wlen);
         }
         if (r->err) return -1;
         /* a double's bits and an int64's are the same 8 bytes */
