@@ -78,19 +78,19 @@ static uint8_t *build_records(size_t S, size_t *out_len, size_t *n_rec)
     for (size_t off = 0; off < n_pts; off += BATCH) {
         size_t k = n_pts - off < BATCH ? n_pts - off : BATCH;
         uint8_t *rec = p, *q = rec + TSDB_WAL_REC_HDR;
-        q += tsdb_varint_put(q, k);
+        q += codec_varint_put(q, k);
         int64_t prev = 0;
         for (size_t j = 0; j < k; j++) {
             const tsdb_dp_t *d = &dps[off + j];
-            q += tsdb_varint_put(q, (off + j) % S);
-            q += tsdb_varint_put(q, tsdb_zigzag(d->pt.ts_ms - prev));
+            q += codec_varint_put(q, (off + j) % S);
+            q += codec_varint_put(q, codec_zigzag(d->pt.ts_ms - prev));
             prev = d->pt.ts_ms;
             *q++ = (uint8_t)(d->pt.is_float | (d->ts_is_ms << 1));
             if (d->pt.is_float) {
                 memcpy(q, &d->pt.val.f, 8);
                 q += 8;
             } else {
-                q += tsdb_varint_put(q, tsdb_zigzag(d->pt.val.i));
+                q += codec_varint_put(q, codec_zigzag(d->pt.val.i));
             }
         }
         p += tsdb_wal_seal(rec, TSDB_WAL_T_POINTS, (size_t)(q - rec) - TSDB_WAL_REC_HDR);

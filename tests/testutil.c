@@ -1,4 +1,9 @@
 /* testutil.c -- see testutil.h. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
 #include "testutil.h"
 
 #include <ftw.h>
@@ -169,6 +174,52 @@ size_t tu_recv_some(int fd, char *buf, size_t cap, int timeout_ms)
     }
     buf[len] = '\0';
     return len;
+}
+
+size_t tu_recv_until(int fd, char *buf, size_t cap, const char *needle, int timeout_ms)
+{
+    size_t n = 0, nl = strlen(needle);
+    int two_lines = strcmp(needle, TU_VERSION_HEAD) == 0;
+    buf[0] = '\0';
+    for (int i = 0; i < timeout_ms / 50; i++) {
+        char *hit = memmem(buf, n, needle, nl);
+        if (hit) {
+            char *e1 = memchr(hit, '\n', (size_t)(buf + n - hit));
+            if (e1 && (!two_lines || memchr(e1 + 1, '\n', (size_t)(buf + n - e1 - 1)))) break;
+        }
+        n += tu_recv_some(fd, buf + n, cap - n, 50);
+        if (n + 1 >= cap) break;
+    }
+    return n;
+}
+
+const char *tu_telnet_tx(int fd, const char **version, const char *fmt, ...)
+{
+    static char buf[1 << 20];
+    char *msg = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vasprintf(&msg, fmt, ap);
+    va_end(ap);
+    assert_true(len >= 0);
+    /* one write, as a client that pipelines would send it */
+    char *all = malloc((size_t)len + 9);
+    assert_non_null(all);
+    memcpy(all, msg, (size_t)len);
+    memcpy(all + len, "version\n", 9);
+    free(msg);
+    int rc = tu_send_all(fd, all, (size_t)len + 8);
+    free(all);
+    assert_int_equal(rc, 0);
+    /* one byte spare: the version reply moves up by one for the NUL that
+     * ends what came before it */
+    size_t n = tu_recv_until(fd, buf, sizeof buf - 1, TU_VERSION_HEAD, 20000);
+    char *v = memmem(buf, n, TU_VERSION_HEAD, strlen(TU_VERSION_HEAD));
+    if (!v) fail_msg("no version reply; got <%s>", buf);
+    memmove(v + 1, v, (size_t)(buf + n - v) + 1);
+    *v = '\0';
+    if (version) *version = v + 1;
+    return buf;
 }
 
 void tu_tsd_print_log(const tu_tsd_t *t)

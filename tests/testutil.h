@@ -53,6 +53,28 @@ int tu_send_all(int fd, const void *buf, size_t n);
  * into buf (NUL-terminated; cap includes the NUL). */
 size_t tu_recv_some(int fd, char *buf, size_t cap, int timeout_ms);
 
+/* ---- telnet ------------------------------------------------------------- */
+
+/* Start of the first of the two lines of the daemon's `version` reply. The
+ * daemon answers telnet lines in order, so a `version` sent after some lines
+ * marks the end of their replies. */
+#define TU_VERSION_HEAD "net.opentsdb.tools octsdb "
+
+/* Reads fd into buf until it holds 'needle' and the line it starts is complete
+ * (both lines for TU_VERSION_HEAD), or about timeout_ms passed. Binary-safe:
+ * an unknown command is echoed back, whatever bytes it holds. Returns the
+ * bytes read (buf NUL-terminated; cap includes the NUL). */
+size_t tu_recv_until(int fd, char *buf, size_t cap, const char *needle, int timeout_ms);
+
+/* Sends printf(fmt, ...) then "version\n" and waits (20 s at most: the
+ * daemon may be under load) for the version reply. Returns every reply
+ * before it, NUL-terminated in a static 1 MiB buffer that the next call
+ * reuses; *version (if not NULL) points to the version reply itself, in the
+ * same buffer. Fails the test (cmocka) if no version reply came. Only from
+ * the test's own thread. */
+const char *tu_telnet_tx(int fd, const char **version, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* One HTTP/1.1 request with `Connection: close`. headers: extra header lines
  * each ending in "\r\n" (or NULL). Body may be NULL. Returns the status code
  * (or -1), the response body in *resp (malloc'd, NUL-terminated; may be

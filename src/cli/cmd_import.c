@@ -29,11 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "cli/cli_int.h"
+#include "common/clock.h"
 #include "common/xmalloc.h"
 #include "tsdb/parse.h"
 #include "tsdb/write.h"
@@ -64,9 +64,7 @@ typedef struct {
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)oct_clock_mono_ns() / 1e9;
 }
 
 static void import_error(import_t *im, uint64_t lineno, const char *msg, size_t len,

@@ -1,4 +1,5 @@
-/* bitstream.h -- MSB-first bit writer/reader and LEB128 varints for the codecs.
+/* bitstream.h -- MSB-first bit writer and reader for the codecs (varints are
+ * in codec/varint.h).
  *
  * Both sides work on caller-supplied buffers and keep a sticky error flag, in
  * the manner of Prometheus' Decbuf: a sequence of puts or gets can run without
@@ -10,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/bytes.h"
 
 /* ---- writer ------------------------------------------------------------ */
 
@@ -81,8 +84,20 @@ static inline void bitr_init(bitr_t *r, const uint8_t *buf, size_t len)
     r->err = 0;
 }
 
+/* Loads whole bytes below the loaded bits while they fit. With 8 bytes left
+ * it is one big-endian 64-bit load (block decoding is the query hot path):
+ * the bits of a byte only partly counted are ORed again, identically, by the
+ * next refill. */
 static inline void bitr_refill(bitr_t *r)
 {
+    if (r->nacc > 56) return;
+    if (r->end - r->p >= 8) {
+        r->acc |= oct_get_be64(r->p) >> r->nacc;
+        unsigned take = (64 - r->nacc) >> 3;
+        r->p += take;
+        r->nacc += take * 8;
+        return;
+    }
     while (r->nacc <= 56 && r->p < r->end) {
         r->acc |= (uint64_t)*r->p++ << (56 - r->nacc);
         r->nacc += 8;
@@ -103,7 +118,7 @@ static inline uint64_t bitr_get32(bitr_t *r, unsigned n)
         }
     }
     uint64_t v = r->acc >> (64 - n);
-    r->acc = n == 64 ? 0 : r->acc << n;
+    r->acc <<= n; /* n <= 32 */
     r->nacc -= n;
     return v;
 }
@@ -139,62 +154,6 @@ static inline unsigned bitr_ones(bitr_t *r, unsigned max)
 static inline int bitr_at_clean_end(const bitr_t *r)
 {
     return !r->err && r->p == r->end && r->nacc < 8 && r->acc == 0;
-}
-
-/* ---- varints and zigzag ------------------------------------------------ */
-
-static inline uint64_t zz_enc(int64_t v)
-{
-    uint64_t u = (uint64_t)v;
-    return (u << 1) ^ (0 - (u >> 63));
-}
-
-static inline int64_t zz_dec(uint64_t z)
-{
-    return (int64_t)((z >> 1) ^ (0 - (z & 1)));
-}
-
-/* Writes v as LEB128 at *pp if it fits before 'end'; returns 0 or -1. */
-static inline int uvarint_put(uint8_t **pp, uint8_t *end, uint64_t v)
-{
-    uint8_t *p = *pp;
-    do {
-        if (p >= end) return -1;
-        uint8_t b = (uint8_t)(v & 0x7F);
-        v >>= 7;
-        *p++ = v ? (uint8_t)(b | 0x80) : b;
-    } while (v);
-    *pp = p;
-    return 0;
-}
-
-/* Number of bytes uvarint_put() writes for v. */
-static inline unsigned uvarint_len(uint64_t v)
-{
-    unsigned n = 1;
-    while (v >>= 7)
-        n++;
-    return n;
-}
-
-/* Reads a LEB128 value; returns 0, or -1 on truncation or a value that does
- * not fit 64 bits. */
-static inline int uvarint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    uint64_t x = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (p >= end) return -1;
-        uint8_t b = *p++;
-        if (shift == 63 && b > 1) return -1;
-        x |= (uint64_t)(b & 0x7F) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            *pp = p;
-            return 0;
-        }
-    }
-    return -1;
 }
 
 #endif

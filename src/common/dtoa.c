@@ -76,6 +76,22 @@ static int round_to(const char *d17, int e17, int p, char *c, int *ce)
     return 1;
 }
 
+/* Whether m * 10^k reads back as a, when one correctly rounded operation on
+ * exact doubles decides it (m and 10^|k| exact); -1 when it cannot. */
+static inline int fast_reads_back(uint64_t m, int k, double a)
+{
+#if FLT_EVAL_METHOD == 0 /* with excess precision (x87) the fast path double-rounds */
+    if (m <= (UINT64_C(1) << 53) && k >= -22 && k <= 22) {
+        double x = (double)m;
+        x = k >= 0 ? x * oct_pow10_f64[k] : x / oct_pow10_f64[-k];
+        return x == a;
+    }
+#else
+    (void)m, (void)k, (void)a;
+#endif
+    return -1;
+}
+
 /* Does the decimal c[0..n) * 10^(ce - n + 1) read back as a (> 0)? */
 static int reads_back(const char *c, int n, int ce, double a)
 {
@@ -83,13 +99,8 @@ static int reads_back(const char *c, int n, int ce, double a)
     for (int i = 0; i < n; i++)
         m = m * 10 + (uint64_t)(c[i] - '0');
     int k = ce - n + 1;
-#if FLT_EVAL_METHOD == 0 /* with excess precision (x87) the fast path double-rounds */
-    if (m <= (UINT64_C(1) << 53) && k >= -22 && k <= 22) {
-        double x = (double)m;
-        x = k >= 0 ? x * oct_pow10_f64[k] : x / oct_pow10_f64[-k];
-        return x == a;
-    }
-#endif
+    int fast = fast_reads_back(m, k, a);
+    if (fast >= 0) return fast;
     char t[32], *o = t + n;
     memcpy(t, c, (size_t)n);
     *o++ = 'e';
@@ -246,13 +257,8 @@ static int int_reads_back(uint64_t m, int k, double a)
         m /= 10;
         k++;
     }
-#if FLT_EVAL_METHOD == 0 /* with excess precision (x87) the fast path double-rounds */
-    if (m <= (UINT64_C(1) << 53) && k >= -22 && k <= 22) {
-        double x = (double)m;
-        x = k >= 0 ? x * oct_pow10_f64[k] : x / oct_pow10_f64[-k];
-        return x == a;
-    }
-#endif
+    int fast = fast_reads_back(m, k, a);
+    if (fast >= 0) return fast;
     char t[40];
     snprintf(t, sizeof t, "%" PRIu64 "e%d", m, k);
     return strtod(t, NULL) == a;

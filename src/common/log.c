@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 static atomic_int oct_log_level = OCT_LOG_INFO;
 
 static const char *const oct_log_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
@@ -37,14 +39,14 @@ void oct_vlog(oct_log_level_t level, const char *component, const char *fmt, va_
     if ((unsigned)level > OCT_LOG_ERROR) level = OCT_LOG_ERROR;
     int saved_errno = errno; /* callers may log, then look at errno */
     char line[OCT_LOG_MAX_LINE];
-    struct timespec ts;
+    int64_t now_ms = oct_clock_wall_ms();
+    time_t sec = (time_t)(now_ms / 1000);
     struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
+    gmtime_r(&sec, &tm);
     int n = snprintf(line, sizeof line,
                      "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ", tm.tm_year + 1900,
                      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     ts.tv_nsec / 1000000, oct_log_names[level], component ? component : "octsdb");
+                     (long)(now_ms % 1000), oct_log_names[level], component ? component : "octsdb");
     if (n < 0) n = 0;
     size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
     int m = vsnprintf(line + len, sizeof line - len, fmt, ap);

@@ -64,29 +64,6 @@ static inline double dp_double(const query_dp_t *p)
     return p->is_int ? (double)p->v.i : p->v.f;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's algorithm). */
-static int64_t civil_days(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = floor_div64(y, 400);
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = floor_div64(z, 146097);
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
 /* ---- calendar buckets ---------------------------------------------------- */
 
 typedef enum { CAL_MS, CAL_DAYS, CAL_MONTHS } cal_kind_t;
@@ -118,7 +95,7 @@ static int64_t cal_start(const cal_t *c, int64_t k)
     case CAL_DAYS: {
         int64_t y;
         int m, d;
-        civil_from_days(c->base + k * c->step, &y, &m, &d);
+        query_civil_from_days(c->base + k * c->step, &y, &m, &d);
         return local_midnight_ms(c->tz, y, m, d);
     }
     case CAL_MONTHS:
@@ -162,8 +139,8 @@ static int cal_init(cal_t *c, const query_downsample_t *ds, const query_tz_t *tz
         c->base = anchor + floor_div64(ts - anchor, c->step) * c->step;
         return 0;
     case 'd': {
-        int64_t today = civil_days(y, mo, d);
-        int64_t a = n == 1 ? today : civil_days(y, 1, 1);
+        int64_t today = query_days_from_civil(y, mo, d);
+        int64_t a = n == 1 ? today : query_days_from_civil(y, 1, 1);
         c->kind = CAL_DAYS;
         c->step = n;
         c->base = a + floor_div64(today - a, n) * n;
@@ -172,7 +149,7 @@ static int cal_init(cal_t *c, const query_downsample_t *ds, const query_tz_t *tz
     case 'w':
         c->kind = CAL_DAYS;
         c->step = 7 * n;
-        c->base = civil_days(y, mo, d) - wday;
+        c->base = query_days_from_civil(y, mo, d) - wday;
         return 0;
     case 'n': {
         int64_t a = (int64_t)y * 12, m_idx = a + mo - 1;
@@ -199,7 +176,7 @@ static int64_t cal_index(const cal_t *c, int64_t ts)
     int y, mo, d, h, mi, s, wday;
     local_fields(c->tz, ts, &y, &mo, &d, &h, &mi, &s, &wday);
     if (c->kind == CAL_DAYS)
-        k = floor_div64(civil_days(y, mo, d) - c->base, c->step);
+        k = floor_div64(query_days_from_civil(y, mo, d) - c->base, c->step);
     else
         k = floor_div64((int64_t)y * 12 + mo - 1 - c->base, c->step);
     /* Local dates and instants agree except around gaps at midnight. */

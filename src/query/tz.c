@@ -36,8 +36,7 @@ static int64_t floor_div(int64_t a, int64_t b)
     return q;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12). */
-static int64_t days_from_civil(int64_t y, int m, int d)
+int64_t query_days_from_civil(int64_t y, int m, int d)
 {
     y -= m <= 2;
     int64_t era = floor_div(y, 400);
@@ -47,7 +46,7 @@ static int64_t days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+void query_civil_from_days(int64_t z, int64_t *y, int *m, int *d)
 {
     z += 719468;
     int64_t era = floor_div(z, 146097);
@@ -229,15 +228,15 @@ static int64_t rule_local(const tz_rule_date_t *r, int64_t y)
 {
     int64_t days;
     if (r->kind == 'M') {
-        int64_t first = days_from_civil(y, r->month, 1);
+        int64_t first = query_days_from_civil(y, r->month, 1);
         int d = 1 + (r->wday - weekday(first) + 7) % 7 + (r->week - 1) * 7;
         while (d > days_in_month(y, r->month))
             d -= 7;
         days = first + d - 1;
     } else if (r->kind == 'J') {
-        days = days_from_civil(y, 1, 1) + r->day - 1 + (is_leap(y) && r->day >= 60);
+        days = query_days_from_civil(y, 1, 1) + r->day - 1 + (is_leap(y) && r->day >= 60);
     } else {
-        days = days_from_civil(y, 1, 1) + r->day;
+        days = query_days_from_civil(y, 1, 1) + r->day;
     }
     return days * 86400 + r->time_s;
 }
@@ -247,7 +246,7 @@ static int32_t posix_offset_at(const tz_posix_t *p, int64_t t)
     if (!p->has_dst) return p->std_off;
     int64_t y;
     int m, d;
-    civil_from_days(floor_div(t + p->std_off, 86400), &y, &m, &d);
+    query_civil_from_days(floor_div(t + p->std_off, 86400), &y, &m, &d);
     /* The start is given in standard time, the end in daylight time. */
     int64_t start = rule_local(&p->start, y) - p->std_off;
     int64_t end = rule_local(&p->end, y) - p->dst_off;
@@ -473,7 +472,7 @@ int64_t query_tz_local_to_utc(const query_tz_t *tz, int year, int month, int day
     /* Normalise the month so callers may step months arithmetically. */
     int64_t y = year + floor_div(month - 1, 12);
     int mo = (int)(month - 1 - floor_div(month - 1, 12) * 12) + 1;
-    int64_t local = days_from_civil(y, mo, 1) * 86400 + (int64_t)(day - 1) * 86400 +
+    int64_t local = query_days_from_civil(y, mo, 1) * 86400 + (int64_t)(day - 1) * 86400 +
                     (int64_t)hour * 3600 + (int64_t)min * 60 + sec;
     /* The offsets in force a day before and a day after bracket any single
      * transition near 'local' (zones never change twice within two days). */
@@ -498,7 +497,7 @@ void query_tz_utc_to_local(const query_tz_t *tz, int64_t t_s, int *year, int *mo
     int64_t rem = local - days * 86400;
     int64_t y;
     int m, d;
-    civil_from_days(days, &y, &m, &d);
+    query_civil_from_days(days, &y, &m, &d);
     if (year) *year = (int)y;
     if (month) *month = m;
     if (day) *day = d;

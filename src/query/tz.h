@@ -29,4 +29,9 @@ int64_t query_tz_local_to_utc(const query_tz_t *tz, int year, int month, int day
 void query_tz_utc_to_local(const query_tz_t *tz, int64_t t_s, int *year, int *month, int *day,
                            int *hour, int *min, int *sec, int *wday);
 
+/* Days since 1970-01-01 of the proleptic Gregorian date y-m-d (month
+ * 1..12; Hinnant's days_from_civil), and back. Pure, thread-safe. */
+int64_t query_days_from_civil(int64_t y, int m, int d);
+void query_civil_from_days(int64_t days, int64_t *y, int *m, int *d);
+
 #endif

@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "codec/rowkey.h"
+#include "common/clock.h"
 #include "query/query.h"
 #include "server/api_int.h"
 #include "tsdb/annotation.h"
@@ -45,13 +45,6 @@ static void note_init(note_t *n)
     n->notes = "";
 }
 
-static int64_t ann_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const char *ann_param(api_call_t *c, const char *name)
 {
     char *b = json_arena_alloc(&c->arena, 4096);
@@ -67,7 +60,7 @@ static int ann_parse_time(api_call_t *c, const char *s, int64_t *out_ms)
     }
     oct_errbuf_t eb;
     const char *tz = oct_config_get(c->tsd->cfg, "tsd.core.timezone");
-    if (query_parse_time(s, tz, ann_now_ms(), out_ms, &eb)) {
+    if (query_parse_time(s, tz, oct_clock_wall_ms(), out_ms, &eb)) {
         http_error(c->resp, 400, eb.msg, NULL);
         return -1;
     }
@@ -634,7 +627,7 @@ static void bulk_delete(api_call_t *c)
     if (end_s && *end_s) {
         if (ann_parse_time(c, end_s, &end_ms)) return;
     } else {
-        end_ms = ann_now_ms();
+        end_ms = oct_clock_wall_ms();
     }
     if (end_ms < 1) {
         http_error(c->resp, 400, "The end timestamp has not been set", NULL);
@@ -739,7 +732,7 @@ void api_annotations(api_call_t *c)
     if (e && *e) {
         if (ann_parse_time(c, e, &end_ms)) return;
     } else {
-        end_ms = ann_now_ms();
+        end_ms = oct_clock_wall_ms();
     }
     if (end_ms < start_ms) {
         http_error(c->resp, 400, "The end timestamp cannot be less than the start timestamp", NULL);

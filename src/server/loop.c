@@ -22,9 +22,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "server/conn.h"
@@ -65,13 +65,6 @@ struct tsd_loops {
     atomic_int stop;
     tsd_loop_t *loops;
 };
-
-static int64_t loop_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void loop_link(tsd_loop_t *lp, conn_t *c)
 {
@@ -305,8 +298,8 @@ static void loop_sweep(tsd_loop_t *lp, int64_t now)
  * replies, close everything. */
 static void loop_drain(tsd_loop_t *lp)
 {
-    loop_take_pending(lp, loop_now_ms());
-    int64_t now = loop_now_ms();
+    loop_take_pending(lp, oct_clock_mono_ms());
+    int64_t now = oct_clock_mono_ms();
     conn_t *next;
     for (conn_t *c = lp->head; c; c = next) {
         next = c->next;
@@ -337,10 +330,10 @@ static void *loop_main(void *arg)
     snprintf(name, sizeof name, "tsd-loop-%d", lp->idx);
     pthread_setname_np(pthread_self(), name);
     struct epoll_event evs[LOOP_MAX_EVENTS];
-    int64_t last_sweep = loop_now_ms();
+    int64_t last_sweep = oct_clock_mono_ms();
     while (!atomic_load_explicit(&lp->parent->stop, memory_order_acquire)) {
         int n = epoll_wait(lp->epfd, evs, LOOP_MAX_EVENTS, 1000);
-        int64_t now = loop_now_ms();
+        int64_t now = oct_clock_mono_ms();
         for (int i = 0; i < n; i++) {
             if (evs[i].data.ptr == NULL) {
                 loop_take_pending(lp, now);

@@ -41,13 +41,13 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "server/loop.h"
@@ -117,13 +117,6 @@ struct tsd_tls {
     int n, n_alloc;
     tls_thread_t *threads;
 };
-
-static int64_t tls_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- configuration ------------------------------------------------------ */
 
@@ -635,9 +628,9 @@ static void *tls_main(void *arg)
     snprintf(name, sizeof name, "tsd-tls-%d", th->idx);
     pthread_setname_np(pthread_self(), name);
     struct epoll_event evs[TLS_MAX_EVENTS];
-    int64_t last_sweep = tls_now_ms(), stop_at = 0;
+    int64_t last_sweep = oct_clock_mono_ms(), stop_at = 0;
     for (;;) {
-        int64_t now = tls_now_ms();
+        int64_t now = oct_clock_mono_ms();
         if (atomic_load_explicit(&t->stop, memory_order_acquire)) {
             if (!stop_at) { /* handshakes in progress will never be handed on */
                 stop_at = now + TLS_STOP_GRACE_MS;
@@ -652,7 +645,7 @@ static void *tls_main(void *arg)
         }
         int timeout = th->n_ready ? 0 : stop_at ? 50 : 1000;
         int n = epoll_wait(th->epfd, evs, TLS_MAX_EVENTS, timeout);
-        now = tls_now_ms();
+        now = oct_clock_mono_ms();
         for (int i = 0; i < n; i++) {
             tls_conn_t *c = evs[i].data.ptr;
             if (!c) {

@@ -27,9 +27,9 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "server/auth.h"
@@ -189,7 +189,7 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     t->db = db;
     t->cfg = cfg;
     t->mode = tsd_mode(cfg);
-    t->started_s = (int64_t)time(NULL);
+    t->started_s = oct_clock_wall_ms() / 1000;
     if (gethostname(t->hostname, sizeof t->hostname - 1) != 0)
         snprintf(t->hostname, sizeof t->hostname, "localhost");
     atomic_init(&t->shutdown, 0);
@@ -210,9 +210,7 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     oct_log_info("tsd", "Ready to serve on %s", l.addr);
     int64_t paused_until = 0;
     while (!atomic_load(&t->shutdown)) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        int64_t now_ms = oct_clock_mono_ms();
         int listening = now_ms >= paused_until;
         struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
                                 {.fd = efd, .events = POLLIN},

@@ -551,7 +551,7 @@ static int cmp_u64(const void *a, const void *b)
 static long parse_points(const uint8_t *p, size_t n, tsdb_wal_point_t **pts, size_t *cap)
 {
     uint64_t cnt;
-    size_t k = tsdb_varint_get(p, n, &cnt);
+    size_t k = codec_varint_get(p, n, &cnt);
     if (!k || cnt > n) return -1;
     size_t off = k;
     if (cnt > *cap) {
@@ -562,11 +562,11 @@ static long parse_points(const uint8_t *p, size_t n, tsdb_wal_point_t **pts, siz
     for (uint64_t i = 0; i < cnt; i++) {
         tsdb_wal_point_t *pt = &(*pts)[i];
         uint64_t v;
-        if (!(k = tsdb_varint_get(p + off, n - off, &pt->id))) return -1;
+        if (!(k = codec_varint_get(p + off, n - off, &pt->id))) return -1;
         off += k;
-        if (!(k = tsdb_varint_get(p + off, n - off, &v))) return -1;
+        if (!(k = codec_varint_get(p + off, n - off, &v))) return -1;
         off += k;
-        prev = (int64_t)((uint64_t)prev + (uint64_t)tsdb_unzigzag(v));
+        prev = (int64_t)((uint64_t)prev + (uint64_t)codec_unzigzag(v));
         pt->ts_ms = prev;
         if (off >= n) return -1;
         pt->flags = p[off++];
@@ -577,9 +577,9 @@ static long parse_points(const uint8_t *p, size_t n, tsdb_wal_point_t **pts, siz
             memcpy(&pt->val.f, &bits, 8);
             off += 8;
         } else {
-            if (!(k = tsdb_varint_get(p + off, n - off, &v))) return -1;
+            if (!(k = codec_varint_get(p + off, n - off, &v))) return -1;
             off += k;
-            pt->val.i = tsdb_unzigzag(v);
+            pt->val.i = codec_unzigzag(v);
         }
     }
     return off == n ? (long)cnt : -1;
@@ -648,7 +648,7 @@ static int replay_segment(tsdb_wal_t *w, uint64_t seg, const tsdb_wal_replay_t *
         uint8_t type = d[off + 8];
         if (type == TSDB_WAL_T_SERIES) {
             uint64_t id;
-            size_t k = tsdb_varint_get(body, blen, &id);
+            size_t k = codec_varint_get(body, blen, &id);
             if (!k || k >= blen || blen - k - 1 != body[k] || body[k] == 0) break;
             if (rp && rp->series && (rc = rp->series(ctx, seg, id, body + k + 1, body[k])) < 0)
                 break;

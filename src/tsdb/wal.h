@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec/varint.h" /* the record's integers (docs/format/wal.md) */
 #include "common/err.h"
 
 #define TSDB_WAL_REC_HDR  9u          /* len(4) crc(4) type(1) */
@@ -103,40 +104,5 @@ void tsdb_wal_counters(tsdb_wal_t *w, uint64_t *bytes_written, uint64_t *syncs);
 
 /* CRC-32C of p[0..n) continued from crc (start with 0). */
 uint32_t tsdb_crc32c(uint32_t crc, const void *p, size_t n);
-
-/* LEB128 varints and zigzag (docs/format/wal.md). put returns bytes written
- * (<= 10); get returns bytes read or 0 if malformed/truncated. */
-static inline size_t tsdb_varint_put(uint8_t *p, uint64_t v)
-{
-    size_t i = 0;
-    while (v >= 0x80) {
-        p[i++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[i++] = (uint8_t)v;
-    return i;
-}
-static inline size_t tsdb_varint_get(const uint8_t *p, size_t n, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (size_t i = 0; i < n && i < 10; i++) {
-        r |= (uint64_t)(p[i] & 0x7F) << (7 * i);
-        if (!(p[i] & 0x80)) {
-            *v = r;
-            return i + 1;
-        }
-    }
-    return 0;
-}
-static inline uint64_t tsdb_zigzag(int64_t v)
-{
-    /* The sign as an all-ones/zero mask without right-shifting a negative
-     * value (implementation-defined in C17). */
-    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
-}
-static inline int64_t tsdb_unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
 
 #endif

@@ -764,13 +764,13 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
 
     /* The POINTS record, built without locks. */
     uint8_t *p = rec + TSDB_WAL_REC_HDR;
-    p += tsdb_varint_put(p, acc);
+    p += codec_varint_put(p, acc);
     int64_t prev = 0;
     for (size_t i = 0; i < n; i++) {
         if (!ser[i]) continue;
         const tsdb_dp_t *dp = &dps[i];
-        p += tsdb_varint_put(p, sid[i]);
-        p += tsdb_varint_put(p, tsdb_zigzag((int64_t)((uint64_t)dp->pt.ts_ms - (uint64_t)prev)));
+        p += codec_varint_put(p, sid[i]);
+        p += codec_varint_put(p, codec_zigzag((int64_t)((uint64_t)dp->pt.ts_ms - (uint64_t)prev)));
         prev = dp->pt.ts_ms;
         *p++ = (uint8_t)((dp->pt.is_float ? 1 : 0) | (dp->ts_is_ms ? 2 : 0));
         if (dp->pt.is_float) {
@@ -779,7 +779,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
             oct_put_be64(p, bits);
             p += 8;
         } else {
-            p += tsdb_varint_put(p, tsdb_zigzag(dp->pt.val.i));
+            p += codec_varint_put(p, codec_zigzag(dp->pt.val.i));
         }
     }
     size_t rlen = tsdb_wal_seal(rec, TSDB_WAL_T_POINTS, (size_t)(p - rec) - TSDB_WAL_REC_HDR);
@@ -796,7 +796,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
         if (!s || s->wal_seg == seg) continue;
         uint8_t def[TSDB_WAL_REC_HDR + 10 + 1 + TW_MAX_TSUID];
         uint8_t *q = def + TSDB_WAL_REC_HDR;
-        q += tsdb_varint_put(q, s->id);
+        q += codec_varint_put(q, s->id);
         *q++ = s->tsuid_len;
         memcpy(q, s->tsuid, s->tsuid_len);
         q += s->tsuid_len;

@@ -258,29 +258,10 @@ static void other_paths_and_query_deletes(void **state)
 
 /* ---- telnet -------------------------------------------------------------- */
 
-#define VERSION_HEAD "net.opentsdb.tools octsdb "
-
-/* Sends line + "version\n" (always served) and returns what came before the
- * version reply (static buffer). */
+/* line + "\n", then `version`: what preceded the version reply */
 static const char *tx(int fd, const char *line)
 {
-    static char buf[1 << 16];
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s\nversion\n", line);
-    assert_int_equal(tu_send_all(fd, msg, strlen(msg)), 0);
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < 200; i++) {
-        char *v = strstr(buf, VERSION_HEAD);
-        if (v && strchr(v, '\n') && strchr(strchr(v, '\n') + 1, '\n')) {
-            *v = '\0';
-            return buf;
-        }
-        n += tu_recv_some(fd, buf + n, sizeof buf - n, 50);
-        if (n + 1 >= sizeof buf) break;
-    }
-    fail_msg("no version reply after <%s>; got <%s>", line, buf);
-    return NULL;
+    return tu_telnet_tx(fd, NULL, "%s\n", line);
 }
 
 static int closed_soon(int fd)

@@ -25,7 +25,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -97,23 +96,14 @@ static int pick_series(writer_t *wr, int p)
     return -1;
 }
 
-/* Reads until a '\n' arrives (the `version` reply), 10 s at most. Returns 0
- * if a full line came and no error line ("put: ...") preceded it. */
+/* Reads until the `version` reply arrives, 10 s at most. Returns 0 if it
+ * came and no error line ("put: ...") preceded it, -2 after an error line. */
 static int await_version(int fd)
 {
     char buf[8192];
-    size_t len = 0;
-    for (;;) {
-        struct pollfd pf = {.fd = fd, .events = POLLIN};
-        if (poll(&pf, 1, 10000) <= 0) return -1;
-        ssize_t r = recv(fd, buf + len, sizeof buf - 1 - len, 0);
-        if (r <= 0) return -1;
-        len += (size_t)r;
-        buf[len] = '\0';
-        if (strstr(buf, "put:")) return -2;
-        if (memchr(buf, '\n', len)) return 0;
-        if (len >= sizeof buf - 1) return -1;
-    }
+    tu_recv_until(fd, buf, sizeof buf, TU_VERSION_HEAD, 10000);
+    if (strstr(buf, "put:")) return -2;
+    return strstr(buf, TU_VERSION_HEAD) ? 0 : -1;
 }
 
 typedef struct {

@@ -259,12 +259,9 @@ static void disk_full_fails_clearly_and_recovers(void **state)
     k += RECOVER_BATCH;
     fd = tu_connect(t.port);
     assert_true(fd >= 0);
-    char more[256];
-    snprintf(more, sizeof more, "put df.m %lld %lld host=a\nversion\n", AFTER_TS + k,
-             val_of(AFTER_J + k));
-    assert_int_equal(tu_send_all(fd, more, strlen(more)), 0);
-    tu_recv_some(fd, reply, sizeof reply, 500);
-    if (strstr(reply, "put:")) fail_msg("telnet after space returned: <%s>", reply);
+    const char *got =
+        tu_telnet_tx(fd, NULL, "put df.m %lld %lld host=a\n", AFTER_TS + k, val_of(AFTER_J + k));
+    if (strstr(got, "put:")) fail_msg("telnet after space returned: <%s>", got);
     close(fd);
     after_ok[k++] = 1; /* no error line, and the clean stop below writes it out */
     long long n_after = k;

@@ -50,21 +50,6 @@ static size_t points(char *out, size_t cap, const char *m, int n, long ts0)
     return len;
 }
 
-static size_t zip(const char *in, size_t n, uint8_t *out, size_t cap, int window_bits)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    zs.next_in = (Bytef *)in;
-    zs.avail_in = (uInt)n;
-    zs.next_out = out;
-    zs.avail_out = (uInt)cap;
-    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
-    size_t len = cap - zs.avail_out;
-    deflateEnd(&zs);
-    return len;
-}
-
 /* Sends one POST /api/put?summary with the given extra headers. */
 static void post(tc_conn_t *c, const char *enc, const void *body, size_t n)
 {
@@ -108,18 +93,18 @@ static void test_one_connection_many_bodies(void **state)
 
     /* corrupt gzip (half the stream), then good gzip, raw deflate, gzip */
     n = points(json, sizeof json, "reuse.b", 30, 1356998400);
-    size_t zn = zip(json, n, z, sizeof z, 15 + 16);
+    size_t zn = tc_deflate(json, n, z, sizeof z, 15 + 16);
     post(c, "gzip", z, zn / 2);
     expect(c, r, 400, -1);
     assert_non_null(strstr(r->body, "\"code\":400"));
     post(c, "gzip", z, zn);
     expect(c, r, 200, 30);
     n = points(json, sizeof json, "reuse.b", 7, 1356999400);
-    zn = zip(json, n, z, sizeof z, -15); /* raw deflate, no zlib header */
+    zn = tc_deflate(json, n, z, sizeof z, -15); /* raw deflate, no zlib header */
     post(c, "deflate", z, zn);
     expect(c, r, 200, 7);
     n = points(json, sizeof json, "reuse.b", 3, 1357000400);
-    zn = zip(json, n, z, sizeof z, 15 + 16);
+    zn = tc_deflate(json, n, z, sizeof z, 15 + 16);
     post(c, "gzip", z, zn);
     expect(c, r, 200, 3);
 

@@ -23,33 +23,16 @@
 
 #include "testutil.h"
 
-#define VERSION_HEAD "net.opentsdb.tools octsdb "
-#define UNKNOWN_DIE  "unknown command: diediedie.  Try `help'.\n"
+#define UNKNOWN_DIE "unknown command: diediedie.  Try `help'.\n"
 #define NO_DELETE                                                                                  \
     "{\"error\":{\"code\":400,\"message\":\"Bad request\",\"details\":\"Deleting data is not "     \
     "enabled (tsd.http.query.allow_delete=false)\"}}"
 #define NOT_FOUND "{\"error\":{\"code\":404,\"message\":\"Endpoint not found\"}}"
 
-/* line + "version\n"; returns what preceded the version reply (static) */
+/* line + "\n", then `version`: what preceded the version reply */
 static const char *tx(int fd, const char *line)
 {
-    static char buf[1 << 16];
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s\nversion\n", line);
-    assert_int_equal(tu_send_all(fd, msg, strlen(msg)), 0);
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < 200; i++) {
-        char *v = strstr(buf, VERSION_HEAD);
-        if (v && strchr(v, '\n') && strchr(strchr(v, '\n') + 1, '\n')) {
-            *v = '\0';
-            return buf;
-        }
-        n += tu_recv_some(fd, buf + n, sizeof buf - n, 50);
-        if (n + 1 >= sizeof buf) break;
-    }
-    fail_msg("no version reply after <%s>; got <%s>", line, buf);
-    return NULL;
+    return tu_telnet_tx(fd, NULL, "%s\n", line);
 }
 
 static tu_tsd_t g_t; /* static: the teardown reaches it after a failed assertion */

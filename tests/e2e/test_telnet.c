@@ -27,59 +27,24 @@
 #include "tsdb/read.h"
 #include "tsdb/write.h"
 
-#define VERSION_HEAD "net.opentsdb.tools octsdb "
-
-/* Reads until buf holds `needle` followed by a complete line (or 10 s). Binary-safe: an
- * unknown command is echoed back, whatever bytes it holds. */
-static size_t recv_until(int fd, char *buf, size_t cap, const char *needle)
+/* Sends text then `version`; returns every reply before the version's (in
+ * tu_telnet_tx's buffer), after checking the version reply itself. */
+static const char *exchange(int fd, const char *text)
 {
-    size_t n = 0, nl = strlen(needle);
-    buf[0] = '\0';
-    for (int i = 0; i < 200; i++) {
-        char *hit = memmem(buf, n, needle, nl);
-        if (hit) {
-            char *e1 = memchr(hit, '\n', (size_t)(buf + n - hit));
-            /* the version reply is two lines: wait for the second one too */
-            if (e1 && (strcmp(needle, VERSION_HEAD) != 0 ||
-                       memchr(e1 + 1, '\n', (size_t)(buf + n - e1 - 1))))
-                break;
-        }
-        size_t got = tu_recv_some(fd, buf + n, cap - n, 50);
-        n += got;
-        if (n + 1 >= cap) break;
-    }
-    return n;
-}
-
-/* Sends text then `version`, returns (malloc'd) every reply before the version's. */
-static char *exchange(int fd, const char *text)
-{
-    assert_int_equal(tu_send_all(fd, text, strlen(text)), 0);
-    assert_int_equal(tu_send_all(fd, "version\n", 8), 0);
-    size_t cap = 1 << 20;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    size_t n = recv_until(fd, buf, cap, VERSION_HEAD);
-    char *v = memmem(buf, n, VERSION_HEAD, strlen(VERSION_HEAD));
-    if (!v) {
-        fprintf(stderr, "no version reply; got: %s\n", buf);
-        free(buf);
-        fail();
-    }
+    const char *v;
+    const char *got = tu_telnet_tx(fd, &v, "%s", text);
     /* the version reply itself: two newline-terminated lines */
-    char *l1 = strchr(v, '\n');
+    const char *l1 = strchr(v, '\n');
     assert_non_null(l1);
     assert_non_null(strstr(l1 + 1, "Built on "));
     assert_non_null(strchr(l1 + 1, '\n'));
-    *v = '\0';
-    return buf;
+    return got;
 }
 
 static void expect_reply(int fd, const char *send, const char *want)
 {
-    char *got = exchange(fd, send);
+    const char *got = exchange(fd, send);
     if (strcmp(got, want) != 0) fail_msg("sent:\n%s\nwant:\n%s\ngot:\n%s", send, want, got);
-    free(got);
 }
 
 /* The daemon of the running test; the teardown removes it even when the test fails. */
@@ -172,13 +137,11 @@ static void put_errors_from_the_write_path(void **state)
         fd, "put sys!cpu 1356998400 42 host=a\n",
         "put: illegal argument: Invalid metric name (\"sys!cpu\"): illegal character: !\n");
     /* Telegraf's zero-tag line ends in a space: it passes the argument count, as in OpenTSDB */
-    char *got = exchange(fd, "put sys.cpu 1356998400 42 \n");
+    const char *got = exchange(fd, "put sys.cpu 1356998400 42 \n");
     assert_non_null(strstr(got, "put: illegal argument: Need at least one tag"));
-    free(got);
     got = exchange(fd, "put sys.cpu 1356998400 42 a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9\n");
     if (strncmp(got, "put: illegal argument: Too many tags: 9 maximum allowed: 8", 58) != 0)
         fail_msg("got %s", got);
-    free(got);
     /* a good line after bad ones is silent */
     expect_reply(fd, "put sys.cpu 1356998400 42 host=a\n", "");
     close(fd);
@@ -210,9 +173,9 @@ static void commands(void **state)
     expect_reply(fd, "PUT x\n", "unknown command: PUT.  Try `help'.\n"); /* case-sensitive */
     expect_reply(fd, "rollup 1h-sum x 1 1 a=b\n", "unknown command: rollup.  Try `help'.\n");
 
-    char *st = exchange(fd, "stats\n");
+    const char *st = exchange(fd, "stats\n");
     /* "tsd.<name> <unix_s> <value> <tag> host=<hostname>" */
-    char *line = strstr(st, "tsd.rpc.received ");
+    const char *line = strstr(st, "tsd.rpc.received ");
     assert_non_null(line);
     long long ts = 0;
     unsigned long long v = 0;
@@ -224,7 +187,6 @@ static void commands(void **state)
     assert_true(!strncmp(host, "host=", 5));
     assert_non_null(strstr(st, "tsd.rpc.received "));
     assert_non_null(strstr(st, " type=telnet host="));
-    free(st);
 
     /* exit: the connection is closed */
     assert_int_equal(tu_send_all(fd, "exit\n", 5), 0);
@@ -449,8 +411,8 @@ static void garbage_does_not_break_the_connection(void **state)
     size_t cap = 4 << 20;
     char *got = malloc(cap);
     assert_non_null(got);
-    size_t n = recv_until(fd, got, cap, VERSION_HEAD);
-    char *v = memmem(got, n, VERSION_HEAD, strlen(VERSION_HEAD));
+    size_t n = tu_recv_until(fd, got, cap, TU_VERSION_HEAD, 10000);
+    char *v = memmem(got, n, TU_VERSION_HEAD, strlen(TU_VERSION_HEAD));
     assert_non_null(v);
     /* the reply just before the version's is the dropcaches one */
     const char *dc = "Caches dropped.\n";

@@ -83,7 +83,7 @@ static void *telnet_writer(void *p)
     }
     if (tu_send_all(fd, "version\n", 8) < 0) goto out;
     char reply[4096];
-    size_t got = tu_recv_some(fd, reply, sizeof reply, 60000);
+    size_t got = tu_recv_until(fd, reply, sizeof reply, TU_VERSION_HEAD, 60000);
     /* puts are silent: the only reply is the version banner */
     w->ok = got > 0 && strstr(reply, "put:") == NULL;
 out:

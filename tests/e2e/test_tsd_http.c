@@ -48,21 +48,6 @@ static char *suggest(const char *q)
     return body;
 }
 
-static size_t gz(const char *in, size_t n, uint8_t *out, size_t cap, int window_bits)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    zs.next_in = (Bytef *)in;
-    zs.avail_in = (uInt)n;
-    zs.next_out = out;
-    zs.avail_out = (uInt)cap;
-    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
-    size_t len = cap - zs.avail_out;
-    deflateEnd(&zs);
-    return len;
-}
-
 static void test_not_found_shape(void **state)
 {
     (void)state;
@@ -166,7 +151,7 @@ static void test_gzip_body(void **state)
     const char *json = "[{\"metric\":\"gz.one\",\"timestamp\":1700000000,\"value\":1,"
                        "\"tags\":{\"host\":\"a\"}}]";
     uint8_t z[1024];
-    size_t zn = gz(json, strlen(json), z, sizeof z, 15 + 16); /* gzip wrapper */
+    size_t zn = tc_deflate(json, strlen(json), z, sizeof z, 15 + 16); /* gzip wrapper */
     char *body = NULL;
     int st =
         tu_http(tsd.port, "POST", "/api/put",
@@ -176,7 +161,7 @@ static void test_gzip_body(void **state)
 
     const char *json2 = "{\"metric\":\"gz.two\",\"timestamp\":1700000000,\"value\":2,"
                         "\"tags\":{\"host\":\"a\"}}";
-    zn = gz(json2, strlen(json2), z, sizeof z, 15); /* zlib wrapper: HTTP's "deflate" */
+    zn = tc_deflate(json2, strlen(json2), z, sizeof z, 15); /* zlib wrapper: HTTP's "deflate" */
     st = tu_http(tsd.port, "POST", "/api/put", "Content-Encoding: deflate\r\n", z, zn, &body, NULL);
     assert_int_equal(st, 204);
     free(body);
@@ -192,7 +177,7 @@ static void test_broken_gzip_is_400(void **state)
     const char *json = "[{\"metric\":\"gzbad.x\",\"timestamp\":1700000000,\"value\":1,"
                        "\"tags\":{\"host\":\"a\"}}]";
     uint8_t z[1024];
-    size_t zn = gz(json, strlen(json), z, sizeof z, 15 + 16);
+    size_t zn = tc_deflate(json, strlen(json), z, sizeof z, 15 + 16);
     char *body = NULL;
     /* Truncated stream. */
     int st =
@@ -219,7 +204,7 @@ static void test_gzip_bomb_is_413(void **state)
     char *big = malloc(n);
     memset(big, ' ', n);
     uint8_t *z = malloc(n);
-    size_t zn = gz(big, n, z, n, 15 + 16);
+    size_t zn = tc_deflate(big, n, z, n, 15 + 16);
     assert_true(zn < LIMIT);
     char *body = NULL;
     int st =

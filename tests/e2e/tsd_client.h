@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 typedef struct {
     int fd;
@@ -210,6 +212,24 @@ static inline int tc_run_tsd_expect_exit(const char *const *args, char **err, in
     close(efd);
     unlink(path);
     return status;
+}
+
+/* Compresses in[0..n) into out[0..cap) at level 6 and returns the length.
+ * window_bits as zlib's deflateInit2: 15 + 16 a gzip stream, 15 a zlib one
+ * (HTTP's "deflate"), -15 raw deflate. */
+static inline size_t tc_deflate(const char *in, size_t n, uint8_t *out, size_t cap, int window_bits)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    zs.next_in = (Bytef *)in;
+    zs.avail_in = (uInt)n;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    size_t len = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return len;
 }
 
 /* 1 if the daemon's log file contains s. */

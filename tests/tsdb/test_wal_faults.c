@@ -59,7 +59,7 @@ static int rp_series(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid,
 static size_t make_rec(uint8_t *rec, uint64_t id)
 {
     uint8_t *p = rec + TSDB_WAL_REC_HDR;
-    p += tsdb_varint_put(p, id);
+    p += codec_varint_put(p, id);
     *p++ = PAYLOAD;
     payload_of(id, p);
     p += PAYLOAD;

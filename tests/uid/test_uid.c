@@ -15,50 +15,7 @@
 #include "testutil.h"
 #include "tsdb/tsdb.h"
 #include "uid/uid.h"
-
-typedef struct {
-    char *dir;
-    store_t *st;
-    uid_registry_t *r;
-} fx_t;
-
-static void fx_open(fx_t *fx, const uid_options_t *o)
-{
-    oct_errbuf_t eb;
-    store_options_t so = {0};
-    if (!fx->dir) fx->dir = tu_tempdir();
-    so.dir = fx->dir;
-    assert_int_equal(store_open(&so, &fx->st, &eb), 0);
-    uid_options_t def;
-    uid_options_default(&def);
-    assert_int_equal(uid_registry_open(fx->st, o ? o : &def, &fx->r, &eb), 0);
-}
-
-static void fx_close(fx_t *fx)
-{
-    uid_registry_close(fx->r);
-    store_close(fx->st);
-    fx->r = NULL;
-    fx->st = NULL;
-}
-
-static int setup(void **state)
-{
-    fx_t *fx = calloc(1, sizeof *fx);
-    fx_open(fx, NULL);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    fx_close(fx);
-    tu_rmrf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
+#include "uid_fixture.h"
 
 #define S(x) (const uint8_t *)(x), strlen(x)
 
@@ -591,20 +548,23 @@ static void layout_guard_refuses_other_widths(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(empty_store_assigns_one_per_kind, setup, teardown),
-        cmocka_unit_test_setup_teardown(unknown_metric_rejected_without_auto_create, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(invalid_names_get_opentsdb_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(width_one_exhausts_after_255, setup, teardown),
-        cmocka_unit_test_setup_teardown(racing_writers_get_one_uid_per_name, setup, teardown),
-        cmocka_unit_test_setup_teardown(rename_moves_name_keeps_uid, setup, teardown),
-        cmocka_unit_test_setup_teardown(delete_removes_mapping_never_reuses_uid, setup, teardown),
-        cmocka_unit_test_setup_teardown(meta_get_and_delete, setup, teardown),
-        cmocka_unit_test_setup_teardown(suggest_is_prefix_ordered_and_bounded, setup, teardown),
-        cmocka_unit_test_setup_teardown(opentsdb_leaked_reverse_rows_are_skipped, setup, teardown),
-        cmocka_unit_test_setup_teardown(fsck_finds_and_fixes_each_damage, setup, teardown),
-        cmocka_unit_test_setup_teardown(random_metric_uids_are_distinct_and_in_range, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(empty_store_assigns_one_per_kind, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(unknown_metric_rejected_without_auto_create, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(invalid_names_get_opentsdb_errors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(width_one_exhausts_after_255, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(racing_writers_get_one_uid_per_name, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(rename_moves_name_keeps_uid, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(delete_removes_mapping_never_reuses_uid, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(meta_get_and_delete, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(suggest_is_prefix_ordered_and_bounded, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(opentsdb_leaked_reverse_rows_are_skipped, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(fsck_finds_and_fixes_each_damage, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(random_metric_uids_are_distinct_and_in_range, fx_setup,
+                                        fx_teardown),
         cmocka_unit_test(layout_guard_refuses_other_widths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

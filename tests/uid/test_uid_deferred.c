@@ -16,43 +16,7 @@
 
 #include "testutil.h"
 #include "uid/uid.h"
-
-typedef struct {
-    char *dir;
-    store_t *st;
-    uid_registry_t *r;
-} fx_t;
-
-static void fx_open(fx_t *fx, const uid_options_t *o)
-{
-    oct_errbuf_t eb;
-    store_options_t so = {0};
-    if (!fx->dir) fx->dir = tu_tempdir();
-    so.dir = fx->dir;
-    assert_int_equal(store_open(&so, &fx->st, &eb), 0);
-    uid_options_t def;
-    uid_options_default(&def);
-    assert_int_equal(uid_registry_open(fx->st, o ? o : &def, &fx->r, &eb), 0);
-}
-
-static int setup(void **state)
-{
-    fx_t *fx = calloc(1, sizeof *fx);
-    fx_open(fx, NULL);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    uid_registry_close(fx->r);
-    store_close(fx->st);
-    tu_rmrf(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
-}
+#include "uid_fixture.h"
 
 #define S(x) (const uint8_t *)(x), strlen(x)
 
@@ -252,14 +216,15 @@ static void racing_batches_give_one_uid_per_name_without_gaps(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(batch_assigns_in_first_appearance_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(batch_refuses_bad_names_and_unknown_metrics, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(deferred_assignments_sync_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(lost_assignment_is_above_the_counter_without_a_name, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(racing_batches_give_one_uid_per_name_without_gaps, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(batch_assigns_in_first_appearance_order, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(batch_refuses_bad_names_and_unknown_metrics, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(deferred_assignments_sync_once, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(lost_assignment_is_above_the_counter_without_a_name,
+                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(racing_batches_give_one_uid_per_name_without_gaps, fx_setup,
+                                        fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

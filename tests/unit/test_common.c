@@ -1,4 +1,4 @@
-/* test_common.c -- common/: error codes, big-endian helpers, slices. */
+/* test_common.c -- common/: error codes, big-endian helpers, slices, clocks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,8 +6,10 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "common/err.h"
 
 static void err_codes_have_distinct_texts(void **state)
@@ -49,12 +51,40 @@ static void slice_cmp_is_memcmp_then_length(void **state)
     assert_true(oct_slice_eq(oct_slice_str("x"), oct_slice("x", 1)));
 }
 
+/* The monotonic clock never goes back, its ms and ns agree, and the wall
+ * clock is the epoch time time(2) gives, to the second. */
+static void clocks_monotonic_and_wall(void **state)
+{
+    (void)state;
+    int64_t prev = oct_clock_mono_ns();
+    for (int i = 0; i < 100000; i++) {
+        int64_t now = oct_clock_mono_ns();
+        assert_true(now >= prev);
+        prev = now;
+    }
+    int64_t ms = oct_clock_mono_ms(), ns = oct_clock_mono_ns();
+    /* ms was read first: ns / 10^6 is at least it, and a second is plenty */
+    assert_true(ns / 1000000 >= ms);
+    assert_true(ns / 1000000 - ms < 1000);
+    int64_t before = (int64_t)time(NULL) * 1000;
+    int64_t wall = oct_clock_wall_ms();
+    int64_t after = (int64_t)time(NULL) * 1000;
+    /* time() truncates to the second, so wall lies in [before, after + 1000);
+     * a second more each side because time() may read the kernel's coarse
+     * clock, a tick behind */
+    assert_true(wall >= before - 1000);
+    assert_true(wall < after + 2000);
+    /* and it is an epoch time after 2020-01-01 (1577836800 s) */
+    assert_true(wall > INT64_C(1577836800000));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(err_codes_have_distinct_texts),
         cmocka_unit_test(be_roundtrip_all_widths),
         cmocka_unit_test(slice_cmp_is_memcmp_then_length),
+        cmocka_unit_test(clocks_monotonic_and_wall),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * (POSIX footer rules), wall-clock conversion in gaps and overlaps, fixed
  * zones and errors. Expected instants were computed by hand (days since
  * 1970 × 86400) and cross-checked with Python's zoneinfo, an independent
- * implementation; they are literals here. */
+ * implementation; they are literals here. Civil day numbers too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -186,6 +186,32 @@ static void unknown_and_unsafe_names(void **state)
     }
 }
 
+/* Day numbers worked by hand: 30 years 1970..1999 hold 7 leap days (72..96),
+ * so 2000-01-01 is 30 * 365 + 7 = 10957 and 2000-03-01 (2000 is leap) is
+ * 10957 + 31 + 29 = 11017; 1356998400 s / 86400 = 15706 is 2013-01-01;
+ * 1900-01-01 lies 70 * 365 + 17 (1904..1968) = 25567 days back, and 1900 is
+ * no leap year, so 1900-03-01 is -25567 + 31 + 28 = -25508. */
+static void civil_day_numbers(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t y;
+        int m, d;
+        int64_t days;
+    } c[] = {{1970, 1, 1, 0},      {1969, 12, 31, -1},   {2000, 1, 1, 10957},
+             {2000, 2, 29, 11016}, {2000, 3, 1, 11017},  {2013, 1, 1, 15706},
+             {1900, 1, 1, -25567}, {1900, 3, 1, -25508}, {1900, 2, 28, -25509}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        assert_int_equal(query_days_from_civil(c[i].y, c[i].m, c[i].d), c[i].days);
+        int64_t y;
+        int m, d;
+        query_civil_from_days(c[i].days, &y, &m, &d);
+        assert_int_equal(y, c[i].y);
+        assert_int_equal(m, c[i].m);
+        assert_int_equal(d, c[i].d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +223,7 @@ int main(void)
         cmocka_unit_test(utc_to_local_fields),
         cmocka_unit_test(fixed_zones_without_files),
         cmocka_unit_test(unknown_and_unsafe_names),
+        cmocka_unit_test(civil_day_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
