@@ -254,6 +254,23 @@ static void out_reserve(tsdb_reader_t *r, size_t need)
     r->ocap = c;
 }
 
+/* Points in the fetched cells when every row holds exactly one octsdb
+ * block (the direct paths' precondition), else -2: the general path takes
+ * over and reports what is wrong. */
+static long direct_total(const store_result_t *res)
+{
+    size_t total = 0;
+    for (size_t a = 0; a < res->n; a++) {
+        const store_cell_t *c = &res->cells[a];
+        if (a + 1 < res->n && oct_slice_eq(res->cells[a + 1].row, c->row)) return -2;
+        if (!codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, NULL)) return -2;
+        int cnt = codec_block_count(c->value.ptr, c->value.len);
+        if (cnt < 0) return -2;
+        total += (size_t)cnt;
+    }
+    return (long)total;
+}
+
 /* The common case: every row holds exactly one block cell and the head has
  * nothing in range. Rows come in key order, i.e. by hour, and an hour's
  * block is sorted, so the blocks decode straight into the result with no
@@ -262,15 +279,9 @@ static void out_reserve(tsdb_reader_t *r, size_t need)
 static long read_blocks_direct(tsdb_reader_t *r, int64_t lo, int64_t hi, oct_errbuf_t *eb)
 {
     const store_result_t *res = &r->res;
-    size_t total = 0;
-    for (size_t a = 0; a < res->n; a++) {
-        const store_cell_t *c = &res->cells[a];
-        if (a + 1 < res->n && oct_slice_eq(res->cells[a + 1].row, c->row)) return -2;
-        if (!codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, NULL)) return -2;
-        int cnt = codec_block_count(c->value.ptr, c->value.len);
-        if (cnt < 0) return -2; /* the general path reports it */
-        total += (size_t)cnt;
-    }
+    long n_total = direct_total(res);
+    if (n_total < 0) return n_total;
+    size_t total = (size_t)n_total;
     out_reserve(r, total);
     codec_point_t *o = r->out;
     size_t n = 0;
@@ -452,15 +463,9 @@ static long scan_blocks_direct(tsdb_reader_t *r, int64_t lo, int64_t hi, tsdb_co
                                oct_errbuf_t *eb)
 {
     const store_result_t *res = &r->res;
-    size_t total = 0;
-    for (size_t a = 0; a < res->n; a++) {
-        const store_cell_t *c = &res->cells[a];
-        if (a + 1 < res->n && oct_slice_eq(res->cells[a + 1].row, c->row)) return -2;
-        if (!codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, NULL)) return -2;
-        int cnt = codec_block_count(c->value.ptr, c->value.len);
-        if (cnt < 0) return -2; /* the general path reports it */
-        total += (size_t)cnt;
-    }
+    long n_total = direct_total(res);
+    if (n_total < 0) return n_total;
+    size_t total = (size_t)n_total;
     cols_reserve(r, total ? total : 1);
     if (res->n > r->bcap) {
         r->bcap = res->n;
