@@ -103,18 +103,25 @@ static void expect_left(const char *metric, unsigned gone_hours)
     }
 }
 
-/* start 01:00:00, end 01:59:59: hour 1 only (it used to take hour 2 too).
- * The answer is the data as read, before the delete. */
+/* DELETE over [s_off, e_off] (offsets from H0) on a fresh metric: the
+ * answer is the data as read, before the delete; then the hours in
+ * gone_hours are gone for host=a and nothing else. */
+static void delete_range(const char *metric, int64_t s_off, int64_t e_off, unsigned gone_hours)
+{
+    put_points(metric);
+    char target[256], want[2048];
+    snprintf(target, sizeof target, "/api/query?start=%lld&end=%lld&m=sum:%s{host=a}",
+             (long long)(H0 + s_off), (long long)(H0 + e_off), metric);
+    expect_body(want, sizeof want, metric, 'a', 0, s_off, e_off);
+    AC_EXPECT(&g_t, "DELETE", target, NULL, 200, want);
+    expect_left(metric, gone_hours);
+}
+
+/* start 01:00:00, end 01:59:59: hour 1 only (it used to take hour 2 too). */
 static void test_end_last_second_of_hour(void **state)
 {
     (void)state;
-    put_points("del.last");
-    char target[256], want[2048];
-    snprintf(target, sizeof target, "/api/query?start=%lld&end=%lld&m=sum:del.last{host=a}",
-             (long long)(H0 + 3600), (long long)(H0 + 7199));
-    expect_body(want, sizeof want, "del.last", 'a', 0, 3600, 7199);
-    AC_EXPECT(&g_t, "DELETE", target, NULL, 200, want);
-    expect_left("del.last", 1u << 1);
+    delete_range("del.last", 3600, 7199, 1u << 1);
 }
 
 /* The same through POST "delete":true. */
@@ -136,13 +143,7 @@ static void test_post_delete(void **state)
 static void test_end_on_hour(void **state)
 {
     (void)state;
-    put_points("del.edge");
-    char target[256], want[2048];
-    snprintf(target, sizeof target, "/api/query?start=%lld&end=%lld&m=sum:del.edge{host=a}",
-             (long long)(H0 + 3600), (long long)(H0 + 7200));
-    expect_body(want, sizeof want, "del.edge", 'a', 0, 3600, 7200);
-    AC_EXPECT(&g_t, "DELETE", target, NULL, 200, want);
-    expect_left("del.edge", 1u << 1 | 1u << 2);
+    delete_range("del.edge", 3600, 7200, 1u << 1 | 1u << 2);
 }
 
 /* Downsampling widens the window to whole intervals: 2h-sum over 01:00 ..
