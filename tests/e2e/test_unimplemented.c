@@ -204,7 +204,8 @@ static void ro_mode(void **state)
     free(r);
     int fd = tu_connect(t.port);
     assert_true(fd >= 0);
-    const char lines[] = "rollup 1h-sum x 1 1 a=b\nhistogram x 1 0,1=1 a=b\n";
+    /* exit closes the connection, so the read ends at EOF */
+    const char lines[] = "rollup 1h-sum x 1 1 a=b\nhistogram x 1 0,1=1 a=b\nexit\n";
     assert_int_equal(tu_send_all(fd, lines, sizeof lines - 1), 0);
     static const char want[] = "unknown command: rollup.  Try `help'.\n"
                                "unknown command: histogram.  Try `help'.\n";
