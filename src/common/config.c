@@ -174,6 +174,11 @@ static int config_check(const oct_config__key_t *d, const char *key, const char 
             return oct_err(eb, OCT_ECONFIG, "%s: an empty value is not allowed", key);
         return 0;
     }
+    if (d->flags & OCT_CFG_OFF && (d->type != OCT_CFG_BOOL || parse_bool(value) == 1))
+        return oct_err(eb, OCT_ECONFIG,
+                       "%s=%.80s: octsdb does not implement this feature yet (only %s is "
+                       "accepted)",
+                       key, value, d->type == OCT_CFG_BOOL ? "false" : "an empty value");
     switch (d->type) {
     case OCT_CFG_STR:
         return 0;

@@ -14,6 +14,9 @@ typedef enum {
 
 /* Strings that must not be emptied (a table name or directory of "" is never meant). */
 #define OCT_CFG_NONEMPTY 1u
+/* A feature octsdb does not implement yet: only "off" is accepted (false, or an empty
+ * string), so a config that turns it on stops the command instead of being ignored. */
+#define OCT_CFG_OFF 2u
 
 typedef struct {
     const char *name;

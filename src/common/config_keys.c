@@ -17,6 +17,8 @@
 #define STR(n, d) {(n), (d), OCT_CFG_STR, 0, 0, 0, NULL}
 #define STRN(n, d) {(n), (d), OCT_CFG_STR, OCT_CFG_NONEMPTY, 0, 0, NULL}
 #define BOOL(n, d) {(n), (d), OCT_CFG_BOOL, 0, 0, 0, NULL}
+#define BOOL_OFF(n) {(n), "false", OCT_CFG_BOOL, OCT_CFG_OFF, 0, 0, NULL}
+#define STR_OFF(n) {(n), NULL, OCT_CFG_STR, OCT_CFG_OFF, 0, 0, NULL}
 #define INT(n, d, lo, hi) {(n), (d), OCT_CFG_INT, 0, (lo), (hi), NULL}
 #define ENUM(n, d, c) {(n), (d), OCT_CFG_ENUM, 0, 0, 0, (c)}
 /* clang-format on */
@@ -95,7 +97,8 @@ const oct_config__key_t oct_config__keys[] = {
     BOOL("tsd.core.meta.enable_tsuid_incrementing", "false"),
     BOOL("tsd.core.tree.enable_processing", "false"),
     BOOL("tsd.core.bulk.allow_out_of_order_timestamps", "false"),
-    STR("tsd.core.histograms.config", NULL),
+    /* DEVIATION: not implemented yet (issue 12), so setting it stops start-up. */
+    STR_OFF("tsd.core.histograms.config"),
     BOOL("tsd.core.stats_with_port", "false"),
     BOOL("tsd.stats.canonical", "false"),
     BOOL("tsd.rpc.telnet.return_errors", "true"),
@@ -194,13 +197,15 @@ const oct_config__key_t oct_config__keys[] = {
     BOOL("tsd.query.multi_get.get_all_salts", "false"),
 
     /* --- rollups ------------------------------------------------------------------------ */
-    BOOL("tsd.rollups.enable", "false"),
+    /* DEVIATION: rollups are not implemented yet (issue 12): turning them on (or their
+     * split queries) stops start-up rather than being silently ignored. */
+    BOOL_OFF("tsd.rollups.enable"),
     STR("tsd.rollups.config", NULL),
     BOOL("tsd.rollups.tag_raw", "false"),
     STRN("tsd.rollups.agg_tag_key", "_aggregate"),
     STRN("tsd.rollups.raw_agg_tag_value", "RAW"),
     BOOL("tsd.rollups.block_derived", "true"),
-    BOOL("tsd.rollups.split_query.enable", "false"),
+    BOOL_OFF("tsd.rollups.split_query.enable"),
 
     /* --- octsdb's own --------------------------------------------------------------------- */
     /* Set by --verbose / -v: log at debug level instead of warnings only. */

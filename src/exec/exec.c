@@ -167,23 +167,43 @@ void exec_opts_from_config(exec_opts_t *o, const oct_config_t *cfg)
 
 /* ---- scan window (TsdbQuery.getScanStartTimeSeconds / EndTimeSeconds) -- */
 
-void exec_scan_window(const query_t *q, const query_sub_t *sub, int64_t *lo, int64_t *hi)
+/* The window's end in seconds, exclusive: end moved past the next downsample
+ * boundary (always at least one step), then up to the hour; without
+ * downsampling the start of the hour after end. bump: first add the second
+ * 2.4.1 adds to every millisecond end (its "ms time between 0 and 1 seconds"
+ * test is always true), which reads one hour past an end at hh:59:59. */
+static int64_t scan_end_s(const query_t *q, const query_sub_t *sub, int bump)
 {
     int64_t iv = sub && sub->has_downsample && !sub->ds.all ? sub->ds.interval_ms : 0;
-    int64_t start = floor_div(q->start_ms, 1000);
-    if (iv > 0) start -= ((1000 * start) % iv) / 1000;
-    start -= start % HOUR_S;
-    if (start < 0) start = 0;
-    /* OpenTSDB keeps the end in ms and bumps the second it divides to. */
-    int64_t end = floor_div(q->end_ms, 1000) + 1;
+    int64_t end = floor_div(q->end_ms, 1000) + (bump ? 1 : 0);
     if (iv > 0) {
         end += (iv - (1000 * end) % iv) / 1000;
         if (end % HOUR_S) end += HOUR_S - end % HOUR_S;
     } else {
         end += HOUR_S - end % HOUR_S;
     }
-    *lo = start * 1000;
-    *hi = end * 1000 - 1;
+    return end;
+}
+
+static int64_t scan_start_ms(const query_t *q, const query_sub_t *sub)
+{
+    int64_t iv = sub && sub->has_downsample && !sub->ds.all ? sub->ds.interval_ms : 0;
+    int64_t start = floor_div(q->start_ms, 1000);
+    if (iv > 0) start -= ((1000 * start) % iv) / 1000;
+    start -= start % HOUR_S;
+    return start < 0 ? 0 : start * 1000;
+}
+
+void exec_scan_window(const query_t *q, const query_sub_t *sub, int64_t *lo, int64_t *hi)
+{
+    *lo = scan_start_ms(q, sub);
+    *hi = scan_end_s(q, sub, 1) * 1000 - 1;
+}
+
+void exec_delete_window(const query_t *q, const query_sub_t *sub, int64_t *lo, int64_t *hi)
+{
+    *lo = scan_start_ms(q, sub);
+    *hi = scan_end_s(q, sub, 0) * 1000 - 1;
 }
 /* ---- selection ---------------------------------------------------------- */
 
@@ -467,9 +487,12 @@ static int run_sub(ex_t *x, const query_sub_t *sub)
         rc = exec__emit_group(x, sub, metric_name, ser + i, j - i, lo, hi);
         i = j;
     }
-    if (!rc && x->q->delete_data)
+    if (!rc && x->q->delete_data) {
+        /* not the read window: its extra second would take the next hour */
+        exec_delete_window(x->q, sub, &lo, &hi);
         for (size_t i = 0; i < nser; i++)
             del_add(x, ser[i].tsuid, ser[i].len, lo, hi);
+    }
     free(gbuf);
 
 out:

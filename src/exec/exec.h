@@ -97,7 +97,7 @@ typedef struct {
 
 /* Runs every sub-query of q in order and calls fn once per output series.
  * q->start_ms/end_ms must be set and valid; q->delete_data deletes the rows
- * of every matched series in the scan window after all callbacks (a flush of
+ * of every matched series in its delete window (below) after all callbacks (a flush of
  * the in-memory head first, so unflushed points go too). stats may be NULL.
  * Returns 0, or: OCT_ENOSUCHNAME (unknown metric/tagk/tagv, OpenTSDB's text),
  * OCT_EPARSE (bad TSUID, TSUIDs of different metrics), OCT_ERANGE (a limit;
@@ -110,5 +110,11 @@ int exec_query(tsdb_t *db, const query_t *q, const exec_opts_t *opts, exec_resul
  * range widened as OpenTSDB widens its HBase scan (docs/exec.md). Exposed for
  * tests and the delete path. */
 void exec_scan_window(const query_t *q, const query_sub_t *sub, int64_t *lo, int64_t *hi);
+
+/* The hours a delete removes, in ms, [*lo, *hi] inclusive: the scan window
+ * without 2.4.1's extra end second, so it stops at the hour holding end (or
+ * at end's next downsample boundary, rounded up to the hour). An end at
+ * hh:59:59 does not take the next hour (docs/compat.md). */
+void exec_delete_window(const query_t *q, const query_sub_t *sub, int64_t *lo, int64_t *hi);
 
 #endif

@@ -178,6 +178,13 @@ OCT_MUST_CHECK int query_parse_m(query_t *q, const char *m, oct_errbuf_t *eb);
 /* One `tsuid=` parameter value. */
 OCT_MUST_CHECK int query_parse_tsuid(query_t *q, const char *spec, oct_errbuf_t *eb);
 
+/* A rollup usage ("ROLLUP_RAW", the `rollupUsage` of a POST or the `rollup_*`
+ * part of `m=`, any case), usage[0..n). octsdb has no rollup tables, so only
+ * ROLLUP_RAW (raw data, which is what every query reads) is answered;
+ * anything else, 2.4's three rollup modes or a name 2.4 would silently
+ * read as ROLLUP_NOFALLBACK, is OCT_EPARSE with a message naming it. */
+OCT_MUST_CHECK int query_check_rollup_usage(const char *usage, size_t n, oct_errbuf_t *eb);
+
 /* Builds a filter (compiling its expression); "type(expr)" text forms too.
  * OCT_EPARSE on an unknown type or a bad regexp. */
 OCT_MUST_CHECK int query_filter_init(query_filter_t *f, const char *type, const char *tagk,

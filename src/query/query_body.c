@@ -3,7 +3,9 @@
  *
  * Numbers where strings are expected keep their text (a Grafana start of
  * 1356998400000 is a ms timestamp by the 10-character rule), booleans may be
- * strings or 0/1, unknown fields are ignored, and of `tags` and `filters` the
+ * strings or 0/1, unknown fields are ignored (2.4's fields octsdb does not
+ * implement are refused when set: percentiles, showHistogramBuckets,
+ * preAggregate, a rollupUsage but ROLLUP_RAW), and of `tags` and `filters` the
  * member written last wins (Jackson calls the setters in document order).
  * Validation follows TSQuery.validateAndSetQuery's order and texts: wrong
  * field types, then the times, then "Missing queries", then each sub-query
@@ -220,6 +222,16 @@ static int bind_sub(json_arena_t *a, const json_value_t *o, query_sub_t *s, quer
     } else if (tv && tv->type != JSON_NULL) {
         bad = 1;
     }
+    /* 2.4's histogram, pre-aggregate and rollup fields: refused below when
+     * they ask for something (octsdb has none of those tables). The two
+     * scan hints change how 2.4 reads HBase, never the answer. */
+    const json_value_t *pct = json_obj_get(o, "percentiles");
+    if (pct && pct->type != JSON_ARRAY && pct->type != JSON_NULL) bad = 1;
+    int buckets = jbool(o, "showHistogramBuckets", &bad);
+    int pre_agg = jbool(o, "preAggregate", &bad);
+    const char *usage = jstr(a, o, "rollupUsage", &bad);
+    (void)jbool(o, "useFuzzyFilter", &bad);
+    (void)jbool(o, "useMultiGets", &bad);
     if (bad) return fail(err, bad_json, "a field has the wrong type");
     /* TSSubQuery.validateAndSetQuery */
     if (!agg || !*agg) return fail(err, "Missing the aggregation function", NULL);
@@ -236,6 +248,13 @@ static int bind_sub(json_arena_t *a, const json_value_t *o, query_sub_t *s, quer
         if (query_parse_downsample(ds, &s->ds, &eb) < 0) return fail(err, eb.msg, NULL);
         s->has_downsample = 1;
     }
+    if (pct && pct->type == JSON_ARRAY && pct->n > 0)
+        return fail(err, "Histogram queries (percentiles) are not supported", NULL);
+    if (buckets)
+        return fail(err, "Histogram queries (showHistogramBuckets) are not supported", NULL);
+    if (pre_agg) return fail(err, "Pre-aggregate queries (preAggregate) are not supported", NULL);
+    if (usage && *usage && query_check_rollup_usage(usage, strlen(usage), &eb) < 0)
+        return fail(err, eb.msg, NULL);
     return 0;
 }
 
@@ -287,6 +306,7 @@ static int bind_body(json_arena_t *a, const char *body, size_t len, int64_t now_
     q->show_stats = jbool(b, "showStats", &bad);
     q->show_summary = jbool(b, "showSummary", &bad);
     q->delete_data = jbool(b, "delete", &bad);
+    (void)jbool(b, "padding", &bad); /* no effect in 2.4 either */
     const json_value_t *qs = json_obj_get(b, "queries");
     if (qs && qs->type != JSON_ARRAY && qs->type != JSON_NULL) bad = 1;
     if (bad) return fail(err, bad_json, "a field has the wrong type");

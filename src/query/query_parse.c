@@ -19,8 +19,11 @@
  *    sub-query (regexp(a{2,3}) and regexp(a:b) work in a URI);
  *  - empty `::` parts are ignored instead of failing with an internal error;
  *  - fill policy "scalar" is refused when parsed (OpenTSDB fails at run time);
- *  - percentiles[...] (histogram queries) are refused: octsdb stores no
- *    histograms. */
+ *  - a middle part octsdb does not implement is refused, never ignored:
+ *    percentiles[...] and show-histogram-buckets (octsdb stores no
+ *    histograms), pre-agg and rollup_* other than rollup_raw (no rollup
+ *    tables), and any part 2.4 does not know (2.4 ignores it: a typo such
+ *    as "rat" would silently answer without the rate). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -621,13 +624,35 @@ static int parse_middle(span_t *parts, size_t np, int m_form, middle_t *mid, oct
             return oct_err(eb, OCT_EPARSE,
                            "Histogram queries (percentiles) are not supported: %.*s", (int)p.n,
                            p.p);
-        } else if (m_form && span_starts_ci(p, "explicit_tags")) {
-            mid->explicit_tags = 1;
+        } else if (span_starts_ci(p, "show-histogram-buckets")) {
+            return oct_err(eb, OCT_EPARSE,
+                           "Histogram queries (show-histogram-buckets) are not supported: %.*s",
+                           (int)p.n, p.p);
+        } else if (span_starts_ci(p, "pre-agg")) {
+            return oct_err(eb, OCT_EPARSE,
+                           "Pre-aggregate queries (pre-agg) are not supported: %.*s", (int)p.n,
+                           p.p);
+        } else if (span_starts_ci(p, "rollup_")) {
+            int rc = query_check_rollup_usage(p.p, p.n, eb);
+            if (rc < 0) return rc;
+        } else if (span_starts_ci(p, "explicit_tags")) {
+            /* tsuid= names its series exactly: nothing left to restrict */
+            if (m_form) mid->explicit_tags = 1;
+        } else {
+            return oct_err(eb, OCT_EPARSE, "Unknown part of the sub-query: %.*s", (int)p.n, p.p);
         }
-        /* pre-agg, rollup_*, show-histogram-buckets and anything else:
-         * accepted and ignored (no rollup or histogram tables here). */
     }
     return 0;
+}
+
+int query_check_rollup_usage(const char *usage, size_t n, oct_errbuf_t *eb)
+{
+    static const char raw[] = "ROLLUP_RAW";
+    if (n == sizeof raw - 1 && !strncasecmp(usage, raw, n)) return 0;
+    return oct_err(eb, OCT_EPARSE,
+                   "Rollup queries (%.*s) are not supported: octsdb has no rollup tables; only "
+                   "ROLLUP_RAW (raw data) is accepted",
+                   (int)n, usage);
 }
 
 /* Validation common to m= and tsuid= (TSSubQuery.validateAndSetQuery order). */

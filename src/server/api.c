@@ -55,8 +55,10 @@ static const api_route_t api_routes[] = {
     {"config", API_GET | API_POST, MODE_ALL, 0, api_config},
     {"config/filters", API_GET | API_POST, MODE_ALL, 0, api_config_filters},
     {"dropcaches", API_GET | API_DELETE, MODE_ALL, 0, api_dropcaches},
+    {"histogram", API_POST, MODE_WRITE, 0, api_histogram},
     {"put", API_POST, MODE_WRITE, 0, api_put},
     {"query/last", API_GET | API_POST, MODE_READ, 0, api_query_last},
+    {"rollup", API_POST, MODE_WRITE, 0, api_rollup},
     {"search/lookup", API_GET | API_POST, MODE_READ, 1, api_search_lookup},
     {"serializers", API_GET | API_POST, MODE_ALL, 0, api_serializers},
     {"stats", API_GET | API_POST, MODE_ALL, 0, api_stats},
@@ -99,7 +101,8 @@ void api_method_not_allowed(api_call_t *c)
 static int api_route_writes(const api_route_t *r, unsigned verb)
 {
     if (r->fn == api_put || r->fn == api_uid_assign || r->fn == api_uid_rename ||
-        r->fn == api_dropcaches || r->fn == api_annotation_bulk)
+        r->fn == api_dropcaches || r->fn == api_annotation_bulk || r->fn == api_rollup ||
+        r->fn == api_histogram)
         return 1;
     if (r->fn == api_annotation || r->fn == api_annotations || r->fn == api_uid_tsmeta ||
         r->fn == api_uid_uidmeta)

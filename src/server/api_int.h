@@ -37,6 +37,8 @@ void api_stats(api_call_t *c);
 void api_stats_query(api_call_t *c);
 void api_stats_threads(api_call_t *c);
 void api_dropcaches(api_call_t *c);
+void api_rollup(api_call_t *c);    /* 501: not implemented (api_misc.c) */
+void api_histogram(api_call_t *c); /* 501: not implemented */
 void api_suggest(api_call_t *c);
 void api_search_lookup(api_call_t *c);
 void api_uid_assign(api_call_t *c);

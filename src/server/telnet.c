@@ -25,7 +25,9 @@
  * modes only: in ro mode `put` is an unknown command, as in OpenTSDB), then
  * diediedie only with tsd.core.enable_diediedie (a deviation: OpenTSDB has
  * it unless tsd.no_diediedie, which still turns it off). rollup and
- * histogram are not implemented and therefore unknown commands.
+ * histogram are not implemented yet: where 2.4 has them (wherever put is
+ * allowed) they answer "<cmd>: not implemented: ..." rather than being
+ * unknown, and `help` does not list them.
  *
  * With authentication on (server/auth.h) every command but put passes
  * auth_telnet_line first; put stays on its fast path because allow_put is
@@ -548,6 +550,13 @@ static telnet_action_t run_line(telnet_session_t *s, const char *line, size_t le
         oct_strbuf_puts(out, "Caches dropped.\n");
     } else if (word_is(w, wn, "exit")) {
         return TELNET_CLOSE;
+    } else if (s->allow_put && word_is(w, wn, "rollup")) {
+        tsd_count(t, TSD_CTR_RPC_ERRORS_TELNET, 1);
+        oct_strbuf_puts(out, "rollup: not implemented: octsdb stores no rollup or pre-aggregate "
+                             "data yet\n");
+    } else if (s->allow_put && word_is(w, wn, "histogram")) {
+        tsd_count(t, TSD_CTR_RPC_ERRORS_TELNET, 1);
+        oct_strbuf_puts(out, "histogram: not implemented: octsdb stores no histogram data yet\n");
     } else if (s->allow_diediedie && word_is(w, wn, "diediedie")) {
         oct_strbuf_puts(out, "Cleaning up and exiting now.\n");
         return TELNET_SHUTDOWN;

@@ -496,6 +496,10 @@ static void test_scan_window(void **state)
     exec_scan_window(&q, &q.subs[0], &lo, &hi);
     assert_int_equal(lo, S(0));
     assert_int_equal(hi, S(7200) - 1); /* end+1 = H0+3600 -> next hour H0+7200 */
+    /* a delete stops at the hour holding end */
+    exec_delete_window(&q, &q.subs[0], &lo, &hi);
+    assert_int_equal(lo, S(0));
+    assert_int_equal(hi, S(3600) - 1);
     query_free(&q);
     /* 1d downsampling: start aligned to the day (H0 is midnight UTC) */
     memset(&q, 0, sizeof q);
@@ -503,6 +507,9 @@ static void test_scan_window(void **state)
     q.end_ms = S(6 * 3600);
     assert_int_equal(query_parse_m(&q, "sum:1d-avg:m", &eb), 0);
     exec_scan_window(&q, &q.subs[0], &lo, &hi);
+    assert_int_equal(lo, S(0));
+    assert_int_equal(hi, S(86400) - 1);
+    exec_delete_window(&q, &q.subs[0], &lo, &hi); /* 6:00 -> the next day boundary */
     assert_int_equal(lo, S(0));
     assert_int_equal(hi, S(86400) - 1);
     query_free(&q);

@@ -304,8 +304,8 @@ static void m_every_part(void **state)
     assert_int_equal(s->rate, 1);
     assert_int_equal(s->explicit_tags, 1);
 
-    /* accepted and ignored */
-    s = parse_one(&q, "sum:pre-agg:rollup_raw:show-histogram-buckets:m5");
+    /* raw data is what every query reads: rollup_raw is accepted */
+    s = parse_one(&q, "sum:rollup_raw:m5");
     assert_string_equal(s->metric, "m5");
     assert_int_equal(s->rate, 0);
     assert_int_equal(s->has_downsample, 0);
@@ -402,6 +402,20 @@ static void m_errors(void **state)
     want_m_err("sum:1m-foo:m", "No such downsampling function: foo");
     want_m_err("sum:percentiles[99]:m",
                "Histogram queries (percentiles) are not supported: percentiles[99]");
+    /* what octsdb does not implement is refused, never ignored */
+    want_m_err("sum:show-histogram-buckets:m",
+               "Histogram queries (show-histogram-buckets) are not supported: "
+               "show-histogram-buckets");
+    want_m_err("sum:pre-agg:m", "Pre-aggregate queries (pre-agg) are not supported: pre-agg");
+    want_m_err("sum:1h-sum:rollup_fallback:m",
+               "Rollup queries (rollup_fallback) are not supported: octsdb has no rollup tables; "
+               "only ROLLUP_RAW (raw data) is accepted");
+    want_m_err("sum:rollup_nofallback:m",
+               "Rollup queries (rollup_nofallback) are not supported: octsdb has no rollup "
+               "tables; only ROLLUP_RAW (raw data) is accepted");
+    want_m_err("sum:rollup_rawx:m", "Rollup queries (rollup_rawx) are not supported: octsdb has "
+                                    "no rollup tables; only ROLLUP_RAW (raw data) is accepted");
+    want_m_err("sum:rat:m", "Unknown part of the sub-query: rat");
     /* OpenTSDB's order: filters, then rate options, then aggregator, then downsample */
     want_m_err("foo:1m-bar:m{host=}", "When parsing tag 'host=': invalid tag: host=");
     want_m_err("foo:1m-bar:rate{counter,x}:m",
@@ -451,6 +465,10 @@ static void tsuid_queries(void **state)
     assert_string_equal(eb.msg, "Missing the metric or tsuids, provide at least one");
     assert_int_equal(query_parse_tsuid(&q, "sum:rate{counter,z}:0001", &eb), OCT_EPARSE);
     assert_string_equal(eb.msg, "Max value of counter was not a number, received 'z'");
+    assert_int_equal(query_parse_tsuid(&q, "sum:rollup_fallback_raw:0001", &eb), OCT_EPARSE);
+    assert_string_equal(eb.msg, "Rollup queries (rollup_fallback_raw) are not supported: octsdb "
+                                "has no rollup tables; only ROLLUP_RAW (raw data) is accepted");
+    assert_int_equal(query_parse_tsuid(&q, "sum:percentiles[50]:0001", &eb), OCT_EPARSE);
     assert_int_equal(q.n_subs, 0);
     query_free(&q);
 }
