@@ -2,7 +2,8 @@
  *
  * The keys and defaults are OpenTSDB 2.4's (Config.setDefaults plus the keys its code reads
  * with a built-in fallback). Where octsdb deliberately differs, the entry carries a comment
- * starting "DEVIATION:"; each one is listed in docs/compat.md. Ranges are the values that
+ * starting "DEVIATION:"; each one is listed in docs/compat.md. docs/config.md lists every key
+ * of this table with its default and range: keep it in step. Ranges are the values that
  * make sense for octsdb: OpenTSDB itself checks little and fails late (or never).
  *
  * Keys with no default (NULL) are either optional or required by a particular command (the

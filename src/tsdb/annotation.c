@@ -1,6 +1,6 @@
 /* annotation.c -- OpenTSDB's annotations as cells of the data table.
  *
- * Where a note lives (reference §4.5, §5.4): family "t", row = the series'
+ * Where a note lives (docs/format/annotations.md): family "t", row = the series'
  * row key (salted as its data) for the hour of startTime, or for a global
  * note salt(zeros) + metric(zeros) + base hour with no tags; qualifier 0x01
  * + the offset from the row's hour, 2 bytes of seconds or 4 bytes of ms,

@@ -1,5 +1,5 @@
 /* annotation.h -- OpenTSDB's annotations, stored as OpenTSDB stores them
- * (reference §4.5, §5.4): a cell in the data table under the row key of the
+ * (docs/format/annotations.md): a cell in the data table under the row key of the
  * series' hour of startTime, qualifier 0x01 + offset (2 bytes seconds / 4
  * bytes ms, no flags), value = the annotation's JSON. Global annotations
  * (no TSUID) live in rows keyed salt(zeros) + metric(zeros) + base hour.

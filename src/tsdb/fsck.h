@@ -1,5 +1,5 @@
 /* fsck.h -- checking and repairing rows of the data table, as OpenTSDB's
- * `tsdb fsck` does (reference §9, §4, §11), extended to octsdb's block cells.
+ * `tsdb fsck` does (docs/fsck.md), extended to octsdb's block cells.
  *
  * One call checks one row: the key's shape for the data dir's layout (length,
  * at least one tag, the salt, the partition it is stored in), orphan UIDs

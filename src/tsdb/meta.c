@@ -1,4 +1,4 @@
-/* meta.c -- OpenTSDB's TSMeta tracking on the write path (reference §5.2),
+/* meta.c -- OpenTSDB's TSMeta tracking on the write path (docs/format/meta.md),
  * switched by tsd.core.meta.enable_tsuid_tracking, enable_realtime_ts and
  * enable_tsuid_incrementing:
  *

@@ -1,5 +1,5 @@
 /* parse.c -- the text of a data point: integers, timestamps and values as
- * OpenTSDB reads them (reference §1.3, §1.4).
+ * OpenTSDB reads them (docs/telnet.md, "Data points").
  *
  * Every put line goes through here, so the common shapes have fast paths:
  * an integer of at most 18 digits cannot overflow and is summed without

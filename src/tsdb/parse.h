@@ -1,5 +1,5 @@
 /* parse.h -- OpenTSDB's rules for the text of a data point, shared by the
- * telnet `put` line, /api/put and `octsdb import` (reference §1.3, §1.4).
+ * telnet `put` line, /api/put and `octsdb import` (docs/telnet.md, "Data points").
  * Pure functions, no allocation. Messages are OpenTSDB's, so callers can
  * prefix them ("put: invalid value: ...") as OpenTSDB does. */
 #ifndef OCT_TSDB_PARSE_H

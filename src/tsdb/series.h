@@ -173,7 +173,7 @@ typedef struct {
 } tw_load_ctx_t;
 int tw_load_part(void *ctx, oct_slice_t part);
 
-/* meta.c: OpenTSDB's TSMeta tracking on the write path (reference §5.2).
+/* meta.c: OpenTSDB's TSMeta tracking on the write path (docs/format/meta.md).
  * tw_meta_new_series runs once per series this TSD creates;
  * tw_meta_points after a chunk was accepted (ser[i] NULL = rejected).
  * Failures are counted, never fail the put (OpenTSDB logs them). */

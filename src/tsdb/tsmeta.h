@@ -1,6 +1,6 @@
 /* tsmeta.h -- TSMeta, stored as OpenTSDB stores it in tsdb-meta.
  *
- * Layout (reference §5.2): row = TSUID bytes, family "name", qualifiers
+ * Layout (docs/format/meta.md): row = TSUID bytes, family "name", qualifiers
  *   ts_meta  JSON: tsuid, displayName, description, notes, created, custom,
  *            units, dataType, retention, max, min (in that order; NaN max/min
  *            written as the string "NaN", as Jackson quotes them)

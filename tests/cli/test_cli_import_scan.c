@@ -2,7 +2,7 @@
  * a generated file (plain and gzip) imported and dumped back with
  * `scan --import` gives the same lines; that dump imported into an empty
  * data dir gives the same data and the same query results; the default scan
- * output of OpenTSDB cells written byte by byte (reference §4.6) and of an
+ * output of OpenTSDB cells written byte by byte (docs/format/cells.md section 8) and of an
  * octsdb block row, as OpenTSDB's DumpSeries prints them; import errors with
  * and without --skip-errors; scan --delete; --help. */
 #include <setjmp.h>
@@ -213,7 +213,7 @@ static void import_scan_roundtrip_plain_gzip_and_empty_dir(void **state)
     free(expect);
 }
 
-/* Writes OpenTSDB cells (reference §4.6) into a fresh data dir directly. */
+/* Writes OpenTSDB cells (docs/format/cells.md section 8) into a fresh data dir directly. */
 static void write_opentsdb_cells(const char *dir)
 {
     oct_errbuf_t eb;

@@ -6,7 +6,7 @@
  * Design: the model is deliberately brute force and shares nothing with
  * src/query: series are plain arrays, every step is a loop over all points,
  * filters use fnmatch(3) and POSIX regex instead of the daemon's matchers,
- * and the arithmetic follows the reference text (§7.12, §8) and the team's
+ * and the arithmetic follows docs/query.md (sections 1 and 4-8) and the team's
  * decisions written down in src/query/query.h: integer avg/dev/percentiles
  * and LERP are exact (an integer only when exactly integral), NaN is skipped
  * by every aggregator, ep*r3/ep*r7 use their estimators on doubles, 0all
@@ -333,7 +333,7 @@ static inline int qr_filter_pass(const qr_filter_t *f, const qr_series_t *s)
     return 0;
 }
 
-/* -- aggregator functions on a list of values (model, §7.12) -- */
+/* -- aggregator functions on a list of values (model, docs/query.md section 6) -- */
 
 static int qr_cmp_d(const void *a, const void *b)
 {
@@ -546,7 +546,7 @@ static inline int qr_apply(const char *name, const qr_dp_t *v, int n, qr_dp_t *o
     return rc;
 }
 
-/* Interpolation of aggregator `name` (reference §7.12). */
+/* Interpolation of aggregator `name` (docs/query.md section 6). */
 typedef enum { QR_LERP, QR_ZIM, QR_SKIP, QR_PREV } qr_interp_t;
 
 static inline qr_interp_t qr_interp(const char *name)
@@ -568,7 +568,8 @@ static inline int64_t qr_floor_div(int64_t a, int64_t b)
     return q;
 }
 
-/* The scanned window [*lo, *hi) in ms (§8.1, TsdbQuery.getScan*TimeSeconds). */
+/* The scanned window [*lo, *hi) in ms (docs/query.md section 7; OpenTSDB's
+ * TsdbQuery.getScan*TimeSeconds). */
 static inline void qr_scan_window(const qr_q_t *q, int64_t *lo, int64_t *hi)
 {
     int64_t s = q->start / 1000, e = q->end / 1000;

@@ -1,5 +1,5 @@
 /* test_api_annotation.c -- /api/annotation, /api/annotation/bulk and
- * /api/annotations against the real daemon (reference §7.11). Expected
+ * /api/annotations against the real daemon (docs/http-api.md, Annotations). Expected
  * bodies are written by hand: the API order of a note is tsuid (none for a
  * global note), description, notes, custom (none when null), endTime,
  * startTime; errors are OpenTSDB's v1 error objects. */

@@ -152,7 +152,7 @@ static void version_config_filters_aggregators(void **state)
     }
     free(keep);
 
-    /* reference §7.12: 23 plain names + 12 estimated percentiles */
+    /* docs/query.md section 6: 23 plain names + 12 estimated percentiles */
     const char *aggs[] = {"sum",       "min",    "max",    "avg",    "median",  "dev",
                           "diff",      "mult",   "zimsum", "mimmin", "mimmax",  "pfsum",
                           "squareSum", "count",  "first",  "last",   "none",    "p50",

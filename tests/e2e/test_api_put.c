@@ -4,7 +4,7 @@
  * stop), unknown metrics with and without auto-create, timestamp and value
  * forms, a batch larger than one internal chunk, sync, and an acknowledged
  * put surviving kill -9. Expected bodies are written out by hand from the
- * reference (§7.4). */
+ * page docs/http-api.md (/api/put). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* test_api_query_last.c -- /api/query/last against the real daemon
- * (reference §7.6). Points are written relative to the test's clock, so
+ * (docs/api-query-last.md). Points are written relative to the test's clock, so
  * every expected timestamp is computed here from `now`; UIDs are assigned
  * explicitly first, so every TSUID is known by hand. Value strings are what
  * Java's Long.toString / Double.toString print for the values written. */

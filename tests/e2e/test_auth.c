@@ -3,7 +3,8 @@
  * credentials (401 / an error line), with a read-write credential (served)
  * and with a read-only one (403 / an error line for writes).
  *
- * The expected route table below is written from the reference (§7.3) and
+ * The expected route table below is written from OpenTSDB 2.4's endpoint list
+ * (docs/http-api.md, Endpoints) and
  * the access policy in docs/reliability.md ("Access"), not read from the
  * code: the test first checks that the router's own list (api_route_list)
  * is exactly this table, so a route added later without deciding its
@@ -285,7 +286,7 @@ static int closed_soon(int fd)
 #define STATS       "tsd." /* prefix of the stats reply */
 #define UNKNOWN_DIE "unknown command: diediedie.  Try `help'.\n"
 
-/* Every telnet command (reference §6.2, plus `auth`) and what each session
+/* Every telnet command (docs/telnet.md, Commands, `auth` included) and what each session
  * state gets. version and exit are checked separately (tx uses version). */
 static const struct {
     const char *line;

@@ -6,8 +6,8 @@
  * rows of {protocol, bytes, expected shape}. Each row runs on a fresh
  * connection: the bytes are sent, the write side is shut (so the telnet side
  * answers and closes), and the reply is read until EOF or a short silence.
- * Expected shapes come from the reference (§6.3 telnet `put:` lines, §6.2
- * `unknown command`, §7.2 `{"error":{"code":N,...}}`) and docs/compat.md
+ * Expected shapes come from docs/telnet.md (`put:` lines, `unknown command`),
+ * docs/http-api.md (Errors: `{"error":{"code":N,...}}`) and docs/compat.md
  * (line-length limit reply, libmicrohttpd's own pages for transport-level
  * errors, gzip/size answers). After every row a good point is put with
  * sync=true and read back through /api/query, and the daemon's pid is
@@ -102,7 +102,7 @@ static row_t *add_http(enum expect e, int code, const char *name, const char *me
 
 static row_t *add_put_json(const char *name, const char *body)
 {
-    /* Per-point failures without flags: 400 with OpenTSDB's error object (§7.4). */
+    /* Per-point failures without flags: 400 with OpenTSDB's error object (docs/http-api.md). */
     return add_http(E_ERRJSON, 400, name, "POST", "/api/put", NULL, body, strlen(body));
 }
 
@@ -141,7 +141,7 @@ static void build_telnet_rows(void)
 {
     char line[512], name[96];
 
-    /* Argument counts (§6.3). */
+    /* Argument counts (docs/telnet.md, put errors). */
     static const char *const few[] = {"put\n", "put m6.junk\n", "put m6.junk " TS "\n",
                                       "put m6.junk " TS " 1\n", "put  \n"};
     for (size_t i = 0; i < sizeof few / sizeof *few; i++) {
@@ -154,7 +154,7 @@ static void build_telnet_rows(void)
             "put m6.junk " TS " 1   \n");
 
     /* Timestamps: <= 0 and beyond the ms range are illegal arguments; what
-     * parseLong refuses is an invalid value (§1.3). */
+     * parseLong refuses is an invalid value (docs/telnet.md, Data points). */
     static const char *const ts_ill[] = {"0",
                                          "-1",
                                          "-0",
@@ -185,7 +185,7 @@ static void build_telnet_rows(void)
         add_str(TEL, E_LINES, 0, "put: ", name, line);
     }
 
-    /* Values (§1.4): NaN/Inf spelled without '.', 'e' take the integer path
+    /* Values (docs/telnet.md, Data points): NaN/Inf spelled without '.', 'e' take the integer path
      * (invalid value); those that parse to +-Inf are illegal arguments. */
     static const char *const v_inv[] = {"NaN",
                                         "nan",
@@ -224,7 +224,7 @@ static void build_telnet_rows(void)
         add_str(TEL, E_LINES, 0, "put: ", name, line);
     }
 
-    /* Names: characters outside letters, digits and -_./ (§1.1), invalid
+    /* Names: characters outside letters, digits and -_./ (docs/format/uid.md), invalid
      * UTF-8 (compat.md), in the metric, a tag key and a tag value. */
     static const char *const bad_names[] = {
         "m!",
@@ -269,7 +269,7 @@ static void build_telnet_rows(void)
         add_str(TEL, E_LINES, 0, PUT_ILL, name, line);
     }
 
-    /* Tags (§1.2). */
+    /* Tags (docs/telnet.md, Data points). */
     static const char *const bad_tags[] = {"a",     "a=",   "=b",      "=",
                                            "a=b=c", "a==b", "a=b a=c", "host=a host=b"};
     for (size_t i = 0; i < sizeof bad_tags / sizeof *bad_tags; i++) {
@@ -303,7 +303,7 @@ static void build_telnet_rows(void)
     }
 
     /* Garbage and binary on the telnet side: the first byte is not A-Z, so
-     * each line is a command (§6.1) and an unknown one. */
+     * each line is a command (docs/telnet.md) and an unknown one. */
     static const struct {
         const char *b;
         size_t n;
@@ -341,7 +341,7 @@ static void build_telnet_rows(void)
     s = repeat("m", 1 << 20, "put ", " " TS " 1 host=a\n");
     add_str(TEL, E_LINES, 0, TOO_LONG, "telnet: 1 MB metric name", s);
     free(s);
-    /* 10,000 distinct tags: under the line limit "Too many tags" (§1.2), with
+    /* 10,000 distinct tags: under the line limit "Too many tags" (docs/telnet.md), with
      * longer names an over-long line. */
     static const char b62[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
     s = malloc(70000 + 10000 * 16);
@@ -404,7 +404,7 @@ static void build_http_rows(void)
     const char *good = "{\"metric\":\"m6.junk\",\"timestamp\":" TS ",\"value\":1,\"tags\":{"
                        "\"host\":\"a\"}}";
 
-    /* /api/put: values (§1.4; JSON NaN/Infinity tokens parse, then fail). */
+    /* /api/put: values (docs/telnet.md, Data points; JSON NaN/Infinity tokens parse, then fail). */
     static const char *const vals[] = {
         "NaN",          "Infinity", "-Infinity", "\"NaN\"",
         "\"Infinity\"", "\"abc\"",  "\"\"",      "null",
@@ -483,7 +483,7 @@ static void build_http_rows(void)
     add_put_field("http put: 1 MB metric name", m, TS, "1", "{\"host\":\"a\"}");
     free(m);
 
-    /* /api/put: bodies that are not a point list (§7.4). */
+    /* /api/put: bodies that are not a point list (docs/http-api.md, /api/put). */
     static const struct {
         const char *b;
         const char *name;
@@ -557,7 +557,7 @@ static void build_http_rows(void)
     add_http(E_ERRJSON, 415, "encoding: garbage token", "POST", "/api/put",
              "Content-Encoding: \x01zz\r\n", good, strlen(good));
 
-    /* Wrong methods (§7.2: 405 with the error object). */
+    /* Wrong methods (docs/http-api.md, Errors: 405 with the error object). */
     static const struct {
         const char *m, *t;
     } meth[] = {{"DELETE", "/api/put"},         {"GET", "/api/put"},     {"PUT", "/api/version"},
@@ -568,7 +568,7 @@ static void build_http_rows(void)
         add_http(E_ERRJSON, 405, name, meth[i].m, meth[i].t, NULL, "", 0);
     }
 
-    /* Routing (§7.1). */
+    /* Routing (docs/http-api.md, Routing). */
     add_http(E_ERRJSON, 404, "route: unknown endpoint", "GET", "/api/nope", NULL, "", 0);
     add_http(E_ERRJSON, 404, "route: NUL escaped in path", "GET", "/api/%00version", NULL, "", 0);
     add_http(E_ERRJSON, 501, "route: api version 2", "GET", "/api/v2/version", NULL, "", 0);
@@ -579,7 +579,7 @@ static void build_http_rows(void)
     add_http(E_ERRJSON, 404, "route: api version vx", "GET", "/api/vx/version", NULL, "", 0);
     add_http(E_ERRJSON, 404, "route: invalid UTF-8 in path", "GET", "/api/\xff\xfe", NULL, "", 0);
 
-    /* /api/query parameters (§7.5: 400 with the error object). */
+    /* /api/query parameters (docs/http-api.md, /api/query: 400 with the error object). */
     static const char *const q[] = {
         "/api/query",
         "/api/query?start=1h-ago",
@@ -621,7 +621,8 @@ static void build_http_rows(void)
     }
     add_http(E_ERRJSON, 400, "suggest: bad type", "GET", "/api/suggest?type=nope&q=m", NULL, "", 0);
     add_http(E_ERRJSON, 400, "suggest: no type", "GET", "/api/suggest?q=m", NULL, "", 0);
-    /* /api/uid/assign answers 400 with its own {"metric":{},"metric_errors":{..}} (§7.10). */
+    /* /api/uid/assign answers 400 with its own {"metric":{},"metric_errors":{..}}
+     * (docs/api-uid.md). */
     add_http(E_STATUS, 400, "uid assign: bad name", "GET", "/api/uid/assign?metric=a!b", NULL, "",
              0);
 
@@ -659,7 +660,7 @@ static void build_http_rows(void)
     add_str(HTTP, E_STATUS, 200, NULL, "missing Host in HTTP/1.1",
             "GET /api/version HTTP/1.1\r\n\r\n");
 
-    /* Garbage first bytes that select HTTP (A-Z, §6.1). */
+    /* Garbage first bytes that select HTTP (A-Z, docs/telnet.md). */
     static const struct {
         const char *b;
         size_t n;

@@ -3,7 +3,7 @@
  * interpolation) and with misaligned ones (LERP, zero-if-missing, min/max-
  * if-missing, previous value), integers, doubles and both mixed, GET and
  * POST. Expectations come from the independent model in query_ref.h, and a
- * handful of values are worked out by hand below (reference §7.12, §8.3 and
+ * handful of values are worked out by hand below (docs/query.md sections 1, 4-6 and
  * the team's decisions: exact integer avg and LERP, NaN skipped, a series
  * contributes only between its first and last point). */
 #include <setjmp.h>
@@ -25,7 +25,7 @@ static const char *const daemon_args[] = {"--auto-metric", NULL};
 static tu_tsd_t tsd;
 static qr_db_t db;
 
-/* OpenTSDB 2.4's /api/aggregators (reference §7.12). */
+/* OpenTSDB 2.4's /api/aggregators (docs/query.md section 6). */
 static const char *const all_aggs[] = {
     "avg",    "count",  "dev",    "diff",    "ep50r3",  "ep50r7",    "ep75r3", "ep75r7", "ep90r3",
     "ep90r7", "ep95r3", "ep95r7", "ep999r3", "ep999r7", "ep99r3",    "ep99r7", "first",  "last",
@@ -259,7 +259,7 @@ static void hand_computed_values(void **state)
 }
 
 /* The series' points outside [start, end] but inside the scanned hour are
- * used for interpolation, not emitted (reference §8.1, §8.3). */
+ * used for interpolation, not emitted (docs/query.md sections 1 and 7). */
 static void interpolation_uses_scanned_points_outside_range(void **state)
 {
     (void)state;
@@ -330,7 +330,7 @@ static void many_values(void **state)
     assert_int_equal(qr_failures, 0);
 }
 
-/* Duplicate sub-queries are answered once (reference §7.5); a POST without
+/* Duplicate sub-queries are answered once (docs/query.md section 3); a POST without
  * `end` runs to now (Grafana omits it), over years of empty hours. */
 static void duplicates_and_open_end(void **state)
 {

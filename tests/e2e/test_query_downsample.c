@@ -3,7 +3,7 @@
  * multiples, the fill policies none / nan ("NaN") / null (null) / zero with
  * cross-series aggregation over the filled buckets, `0all` (one bucket at
  * start, `end` included), the last bucket holding points after `end`
- * (reference §8.1 scan window), second and millisecond data mixed with
+ * (docs/query.md section 7, scan window), second and millisecond data mixed with
  * msResolution on and off, arrays=true, and calendar downsampling (1dc across
  * the 2023 DST change in Europe/Berlin, UTC days, Sunday weeks, months),
  * whose expectations are worked out by hand. Everything else is compared with
@@ -258,7 +258,7 @@ static void downsample_all(void **state)
 }
 
 /* The bucket holding `end` is emitted whole: points after `end` but inside
- * it count (the scan reaches the next interval boundary, reference §8.1). */
+ * it count (the scan reaches the next interval boundary, docs/query.md section 7). */
 static void last_bucket_is_whole(void **state)
 {
     (void)state;
@@ -451,7 +451,7 @@ static void unaligned_start(void **state)
     assert_int_equal(qr_failures, 0);
 }
 
-/* The time forms of start/end select the same data (reference §7.5). */
+/* The time forms of start/end select the same data (docs/query.md section 2). */
 static void time_forms(void **state)
 {
     (void)state;

@@ -1,6 +1,6 @@
 /* test_query_errors.c -- /api/query's error answers against the real daemon,
  * GET and POST, with OpenTSDB 2.4.1's status codes and texts in the v1 error
- * shape {"error":{"code":..,"message":..}} (reference §7.2, §7.5; texts from
+ * shape {"error":{"code":..,"message":..}} (docs/http-api.md, Errors and /api/query; texts from
  * QueryRpc, TSQuery/TSSubQuery.validateAndSetQuery, NoSuchUniqueName,
  * DownsamplingSpecification, FillPolicy, parseRateOptions): unknown metric,
  * tag key and tag value, unknown aggregator and downsampler, `none` as a

@@ -9,7 +9,7 @@
  * order; showTSUIDs (checked by querying each TSUID back); showQuery with
  * query.index over several sub-queries, GET and POST. Expectations: the
  * model in query_ref.h, which matches with fnmatch(3) and POSIX regex rather
- * than the daemon's matchers (reference §8.1, §8.2). */
+ * than the daemon's matchers (docs/query.md sections 7 and 8). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

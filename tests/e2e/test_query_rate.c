@@ -6,7 +6,7 @@
  * misaligned series aggregated with the previous rate (no LERP), and the
  * m= form Grafana builds: sum:1m-avg-null:rate{counter,,1000}:metric{host=*}.
  * Expectations: the model in query_ref.h plus hand-computed values
- * (reference §8.3 RateSpan). */
+ * (docs/query.md section 5, OpenTSDB's RateSpan). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

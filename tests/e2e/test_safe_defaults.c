@@ -5,7 +5,8 @@
  * form (DELETE, method_override=delete, a POST body "delete":true -- the
  * last is a deviation too, OpenTSDB deletes unchecked); /s/<file> serves
  * only files under tsd.http.staticroot (path traversal tried every way). Expected texts are the
- * reference's (§6.2, §7.2, §7.5) or, for octsdb's own behaviour, docs/reliability.md. */
+ * OpenTSDB's (docs/telnet.md Commands, docs/http-api.md Errors and /api/query) or, for octsdb's
+ * own behaviour, docs/reliability.md. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* test_telnet.c -- the telnet-style protocol against the real daemon.
  *
- * Expected reply lines are the reference's texts (§6.2, §6.3; messages from
- * §1.2-§1.4); stored values are checked by stopping the daemon and reading
+ * Expected reply lines are OpenTSDB's texts as docs/telnet.md gives them (commands, put
+ * errors, data-point messages); stored values are checked by stopping the daemon and reading
  * the series back through tsdb_read_series, with the TSUID worked out by
  * hand: in a fresh data dir the first metric, tag key and tag value all get
  * UID 1, so metric + one tag pair is 000001 000001 000001. A `version` sent

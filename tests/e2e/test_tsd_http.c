@@ -1,7 +1,7 @@
 /* test_tsd_http.c -- the HTTP side of the TSD's port, end to end: error
- * shapes (reference §7.2), keep-alive, pipelining, chunked, gzip and
+ * shapes (docs/http-api.md, Errors), keep-alive, pipelining, chunked, gzip and
  * deflate bodies, Expect: 100-continue, the body size limit (413) and CORS
- * (reference §7.1). Bodies are checked by their effect: a metric named only
+ * (docs/http-api.md, CORS). Bodies are checked by their effect: a metric named only
  * in the last chunk (or inside the compressed bytes) must show up in
  * /api/suggest afterwards. */
 #include <setjmp.h>

@@ -1,7 +1,7 @@
 /* test_tsd_telnet.c -- the telnet-style side of the TSD's port, end to end:
  * framing (lines split across writes, many per write, CRLF, over-long
  * lines), `exit`, a client that never reads, and telnet and HTTP on the
- * same port. Expected replies are OpenTSDB's texts (reference §6.2). */
+ * same port. Expected replies are OpenTSDB's texts (docs/telnet.md, Commands). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 
 static tu_tsd_t tsd;
 
-/* OpenTSDB's reply to an unknown command (reference §6.2). */
+/* OpenTSDB's reply to an unknown command (docs/telnet.md, Commands). */
 static void unknown_reply(char *out, size_t cap, const char *cmd)
 {
     snprintf(out, cap, "unknown command: %s.  Try `help'.\n", cmd);

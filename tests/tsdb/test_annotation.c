@@ -1,6 +1,6 @@
 /* test_annotation.c -- annotation storage (tsdb/annotation.h) against the
  * real store in a temp dir. The bytes expected are written by hand from the
- * reference (§3.1 row keys, §4.5 qualifiers, §4.6 example 7, §5.4 JSON):
+ * page docs/format/annotations.md (row keys, qualifiers, JSON, its worked example):
  * row key 00 00 01 | 50 E2 27 00 | 00 00 01 00 00 01 for the hour
  * 1356998400 of TSUID 000001000001000001, qualifier 01 00 19 for +25 s.
  * Notes written straight into the store in OpenTSDB's format must read back,
@@ -150,7 +150,7 @@ static void expect_scan(tsdb_t *db, const uint8_t *tsuid, size_t len, int64_t a,
     assert_string_equal(buf, want);
 }
 
-/* reference §4.6 example 7 and §5.4 */
+/* docs/format/annotations.md section 4 (OpenTSDB's example 7) */
 static void series_bytes(void **state)
 {
     fx_t *fx = *state;
@@ -194,8 +194,8 @@ static void global_bytes(void **state)
     expect_get(fx->db, TSUID, 9, H0 + 25, NULL);
 }
 
-/* salt 1 byte / 20 buckets: the series row gets the data's salt 08 (reference
- * §4.6 example 1), the global row stays unsalted (salt byte 00) */
+/* salt 1 byte / 20 buckets: the series row gets the data's salt 08
+ * (docs/format/rowkey.md section 4), the global row stays unsalted (salt byte 00) */
 static void salted_bytes(void **state)
 {
     fx_t *fx = *state;

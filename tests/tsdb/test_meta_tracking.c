@@ -1,6 +1,6 @@
 /* test_meta_tracking.c -- tsd.core.meta.* on the write path: what lands in
  * tsdb-meta (ts_ctr, ts_meta) and tsdb-uid (UIDMeta) per OpenTSDB's table
- * (reference §5.2), checked in the store after the puts. */
+ * (docs/format/meta.md section 2), checked in the store after the puts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

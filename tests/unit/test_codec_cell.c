@@ -1,7 +1,8 @@
-/* test_codec_cell.c -- codec/cell: every worked example of reference §4.6 byte for byte, value
+/* test_codec_cell.c -- codec/cell: every worked example of docs/format/cells.md section 8
+ * (OpenTSDB's) byte for byte, value
  * width boundaries, float32/float64 choice, legacy fix-ups, compacted and append columns,
  * qualifier classes, and the row decoder (ordering, duplicates, skipped cells, ENOSPC).
- * Expected bytes are from the reference or hand arithmetic noted beside them. */
+ * Expected bytes are from those examples or hand arithmetic noted beside them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +16,7 @@
 #include "codec/cell.h"
 #include "testutil.h"
 
-#define BASE    1356998400u /* 0x50E22700, reference §4.6 */
+#define BASE    1356998400u /* 0x50E22700, docs/format/cells.md section 8 */
 #define BASE_MS (1356998400LL * 1000)
 
 /* Encodes one point and compares qualifier and value with hex strings. */

@@ -1,5 +1,6 @@
-/* test_codec_rowkey.c -- codec/rowkey: §4.6 example 1 byte for byte, salt arithmetic (hand
- * values computed in docs/format/rowkey.md and an independent int64 reference), parse, TSUIDs. */
+/* test_codec_rowkey.c -- codec/rowkey: OpenTSDB's worked example 1 (docs/format/rowkey.md
+ * section 4) byte for byte, salt arithmetic (hand values computed in docs/format/rowkey.md and an
+ * independent int64 reference), parse, TSUIDs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,7 +60,7 @@ static void rowkey_doc_example_salted(void **state)
     oct_errbuf_t eb;
     codec_tag_uid_t tags[] = {{1, 1}};
     const uint8_t base[9] = {0, 0, 1, 0, 0, 1, 0, 0, 1};
-    assert_int_equal(codec_rowkey_java_hash(1, base, 9), 691019968); /* reference §4.6 */
+    assert_int_equal(codec_rowkey_java_hash(1, base, 9), 691019968); /* docs/format/rowkey.md */
     assert_int_equal(codec_rowkey_salt_bucket(691019968, 20), 8);
     int n = codec_rowkey_build(&L333S1, 1, tags, 1, 1356998425, key, sizeof key, &eb);
     assert_int_equal(n, 14);

@@ -1,5 +1,6 @@
 /* test_codec_uid.c -- codec/uid_bytes: UID bytes, limits, hex, Java byte lists, kinds.
- * Expectations are hand arithmetic (written next to each case) or reference §2.1/§2.2/§2.8. */
+ * Expectations are hand arithmetic (written next to each case) or OpenTSDB's rules as
+ * docs/format/uid.md states them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@ static void uid_max_per_width(void **state)
 {
     (void)state;
     assert_true(codec_uid_max(1) == 255);
-    assert_true(codec_uid_max(3) == 16777215);               /* reference §2.1 */
+    assert_true(codec_uid_max(3) == 16777215);               /* docs/format/uid.md section 1 */
     assert_true(codec_uid_max(7) == 72057594037927935ull);   /* 2^56 - 1 */
     assert_true(codec_uid_max(8) == 9223372036854775807ull); /* 2^63 - 1, signed counter */
     assert_true(codec_uid_max(0) == 0);

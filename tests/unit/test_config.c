@@ -1,7 +1,7 @@
 /* test_config.c -- common/config: defaults, .properties parsing, validation, CLI flags.
  *
- * Expected defaults are copied from the reference's configuration table (OpenTSDB 2.4's
- * Config.setDefaults) and from the deviations octsdb documents; expected parse results are
+ * Expected defaults are OpenTSDB 2.4's (its Config.setDefaults, listed in docs/config.md) and
+ * the deviations octsdb documents (docs/compat.md, Configuration); expected parse results are
  * worked out by hand from java.util.Properties' rules. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,7 +51,7 @@ static void defaults_match_reference(void **state)
 {
     (void)state;
     oct_config_t *c = oct_config_new();
-    /* OpenTSDB 2.4 defaults (reference §10). */
+    /* OpenTSDB 2.4 defaults (docs/config.md). */
     assert_string_equal(oct_config_get(c, "tsd.network.bind"), "0.0.0.0");
     assert_string_equal(oct_config_get(c, "tsd.mode"), "rw");
     assert_string_equal(oct_config_get(c, "tsd.core.auto_create_metrics"), "false");

@@ -1,7 +1,7 @@
 /* test_parse.c -- tsdb/parse: integers, timestamps and values as OpenTSDB reads them.
  *
- * Expected messages are Tags.parseLong's and PutDataPointRpc's texts from the reference
- * (§1.3, §1.4); expected numbers are worked out by hand (2^32 = 4294967296, 2^63 - 1 =
+ * Expected messages are OpenTSDB 2.4's Tags.parseLong and PutDataPointRpc texts (docs/telnet.md,
+ * "Data points"); expected numbers are worked out by hand (2^32 = 4294967296, 2^63 - 1 =
  * 9223372036854775807) or written as C double literals, which the compiler rounds
  * correctly, exactly as Java's Double.parseDouble does. */
 #include <setjmp.h>

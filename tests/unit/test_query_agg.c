@@ -1,5 +1,5 @@
 /* test_query_agg.c -- query/: the aggregator registry and every aggregator's
- * function (reference §7.12) on integers, doubles, NaN and fill nulls.
+ * function (docs/query.md section 6) on integers, doubles, NaN and fill nulls.
  *
  * Every expected number is worked out by hand in the comment beside it (the
  * percentile positions from Apache Commons Math's formulas: default q(n+1),

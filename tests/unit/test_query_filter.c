@@ -1,5 +1,5 @@
 /* test_query_filter.c -- query/ tag-value filters: every type with values
- * that must and must not match (OpenTSDB 2.4's rules, reference §8.1,
+ * that must and must not match (OpenTSDB 2.4's rules, docs/query.md section 7,
  * including the wildcard cursor quirk), construction errors with
  * OpenTSDB's texts, the legacy tag-map conversion, and the
  * /api/config/filters texts. Expectations are written out by hand. */

@@ -1,4 +1,4 @@
-/* test_query_parse.c -- query/ parsing: every date form of reference §7.5
+/* test_query_parse.c -- query/ parsing: every date form of docs/query.md section 2
  * with a fixed clock, downsampling specs, the m= grammar (as Grafana sends
  * it, and every part), tsuid=, and OpenTSDB's error texts. Expected values
  * are hand arithmetic: 2013-01-01 00:00:00 UTC = 1356998400 s (15706 days

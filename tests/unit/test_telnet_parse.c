@@ -1,7 +1,7 @@
 /* test_telnet_parse.c -- telnet_parse_put, the pure tokenizer of a `put` line.
  *
  * Expected tokens are read off the literal lines by hand; messages are
- * OpenTSDB's texts (reference §6) as the telnet e2e tests expect them. The
+ * OpenTSDB's texts (docs/telnet.md) as the telnet e2e tests expect them. The
  * long lines check the 64-byte block boundaries of the bit-mask tokenizer:
  * tokens, '=' signs and runs of spaces straddling byte 64 and 128, built by
  * a simple model (a list of tags joined by single spaces) in the test. */
