@@ -1,7 +1,7 @@
 /* test_codec_histogram.c -- codec/histogram: OpenTSDB 2.4's simple histogram bytes against
- * the worked example of reference §14.2 (its hex and its base64, decoded here by hand), the
- * varint examples there and at the 8/9-byte edge, Java's bucket order (-0.0, NaN), duplicate
- * bounds, the qualifiers, every error path, and random round trips. */
+ * the worked example of docs/format/histogram.md section 3 (its hex and its base64, decoded here by
+ * hand), the varint examples there and at the 8/9-byte edge, Java's bucket order (-0.0, NaN),
+ * duplicate bounds, the qualifiers, every error path, and random round trips. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 #include "codec/histogram.h"
 #include "testutil.h"
 
-/* Reference §14.2: u=0:o=1:0,1.5=42:1.5,5.75=24 with codec id 0 (23 bytes). */
+/* docs/format/histogram.md section 3: u=0:o=1:0,1.5=42:1.5,5.75=24 with codec id 0 (23 bytes). */
 static const char k_example_hex[] = "00 0002 00000000 3FC00000 2A 3FC00000 40B80000 18 00 01";
 static const char k_example_b64[] = "AAIAAAAAP8AAACo/wAAAQLgAABgAAQ==";
 
