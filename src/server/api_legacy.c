@@ -118,6 +118,7 @@ void api_legacy_stats(api_call_t *c)
 static size_t legacy_java_double(double v, char *out, size_t cap)
 {
     if (v == 0) return (size_t)snprintf(out, cap, signbit(v) ? "-0.0" : "0.0");
+    if (isinf(v)) return (size_t)snprintf(out, cap, v < 0 ? "-Infinity" : "Infinity");
     char e[40];
     int prec = 1;
     for (; prec <= 17; prec++) {
