@@ -9,56 +9,14 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
 #include "api_client.h"
-
-/* Runs `octsdb tsd <args>` expecting it to stop by itself within 10 s;
- * returns its exit status (-1 if it had to be killed) and its stderr. */
-static int run_tsd_expect_exit(const char *const *args, char **err)
-{
-    const char *bin = getenv("OCTSDB_BIN");
-    assert_non_null(bin);
-    int pfd[2];
-    assert_int_equal(pipe(pfd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const char *av[32] = {bin, "tsd"};
-        size_t n = 2;
-        for (size_t i = 0; args[i] && n < 31; i++)
-            av[n++] = args[i];
-        av[n] = NULL;
-        dup2(pfd[1], 2);
-        close(pfd[0]);
-        close(pfd[1]);
-        alarm(10); /* a check that failed to stop it: SIGALRM ends it */
-        execv(bin, (char *const *)av);
-        _exit(127);
-    }
-    close(pfd[1]);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    ssize_t r;
-    while ((r = read(pfd[0], buf + len, cap - len - 1)) > 0) {
-        len += (size_t)r;
-        if (cap - len < 2) buf = realloc(buf, cap *= 2);
-    }
-    buf[len] = '\0';
-    close(pfd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    *err = buf;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static void enabled_plugins_stop_startup(void **state)
 {
@@ -88,11 +46,16 @@ static void enabled_plugins_stop_startup(void **state)
         {NULL, "tsd.rtpublisher.enable=true", "/api/query/last"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        const char *args[] = {"--bind=127.0.0.1", "--port=1",
-                              datadir_flag,       cases[i].set ? "--set" : conf_flag,
-                              cases[i].set,       NULL};
+        /* a check that failed to stop it would serve on port 1: 10 s ends it */
+        const char *args[] = {"tsd",
+                              "--bind=127.0.0.1",
+                              "--port=1",
+                              datadir_flag,
+                              cases[i].set ? "--set" : conf_flag,
+                              cases[i].set,
+                              NULL};
         char *err;
-        int st = run_tsd_expect_exit(args, &err);
+        int st = tu_run_octsdb_stderr(&err, args, 10);
         if (st != 2 || !strstr(err, cases[i].key) ||
             !strstr(err, "this OpenTSDB plugin is not available") || !strstr(err, cases[i].offer))
             fail_msg("%s: exit %d, stderr <%s>", cases[i].key, st, err);
@@ -164,7 +127,7 @@ static void disable_api_and_ui(void **state)
     assert_int_equal(ac_req(&t, "GET", "/version", NULL, &r), 200); /* the UI's routes stay */
     assert_non_null(strstr(r, " built at revision "));
     free(r);
-    /* telnet is not the API: puts still work */
+    /* telnet is not the API: it still answers */
     int fd = tu_connect(t.port);
     assert_true(fd >= 0);
     const char *cmd = "version\n";
