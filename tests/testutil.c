@@ -69,7 +69,9 @@ const char *tu_hex(const uint8_t *buf, size_t n)
     return s;
 }
 
-int tu_run_octsdb(char **out, const char *const argv[])
+/* Runs $OCTSDB_BIN argv with fd 'which' (1 or 2) captured into *out; with
+ * alarm_s > 0 the child is ended by SIGALRM after that many seconds. */
+static int tu_run_capture(char **out, const char *const argv[], int which, unsigned alarm_s)
 {
     const char *bin = getenv("OCTSDB_BIN");
     int pfd[2];
@@ -84,9 +86,10 @@ int tu_run_octsdb(char **out, const char *const argv[])
         av[0] = (char *)bin;
         for (size_t i = 0; i < n; i++)
             av[i + 1] = (char *)argv[i];
-        dup2(pfd[1], 1);
+        dup2(pfd[1], which);
         close(pfd[0]);
         close(pfd[1]);
+        if (alarm_s) alarm(alarm_s);
         execv(bin, av);
         _exit(127);
     }
@@ -107,6 +110,16 @@ int tu_run_octsdb(char **out, const char *const argv[])
     else
         free(buf);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int tu_run_octsdb(char **out, const char *const argv[])
+{
+    return tu_run_capture(out, argv, 1, 0);
+}
+
+int tu_run_octsdb_stderr(char **err, const char *const argv[], unsigned timeout_s)
+{
+    return tu_run_capture(err, argv, 2, timeout_s);
 }
 
 /* ---- the real daemon on a loopback port ------------------------------- */

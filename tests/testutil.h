@@ -21,6 +21,9 @@ const char *tu_hex(const uint8_t *buf, size_t n);
  * argv[0]); captures stdout into *out (malloc'd, NUL-terminated). Returns the
  * exit status, or -1 if it could not run. */
 int tu_run_octsdb(char **out, const char *const argv[]);
+/* The same with stderr captured into *err instead, for a command expected to
+ * stop by itself: after timeout_s seconds SIGALRM ends it (status -1). */
+int tu_run_octsdb_stderr(char **err, const char *const argv[], unsigned timeout_s);
 
 /* ---- the real daemon on a loopback port ------------------------------- */
 

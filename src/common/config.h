@@ -21,6 +21,7 @@
 #ifndef OCT_COMMON_CONFIG_H
 #define OCT_COMMON_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -112,6 +113,23 @@ OCT_MUST_CHECK int oct_config_load_first(oct_config_t *cfg, const char *const *p
  * hold some of the flags already applied: callers are expected to exit). */
 OCT_MUST_CHECK int oct_config_parse_args(oct_config_t *cfg, int *argc, char **argv,
                                          oct_errbuf_t *eb);
+
+/* The daemon's start-up check (OpenTSDB 2.4 stops when an enabled plugin fails to load).
+ * An enabled 2.4 plugin octsdb does not have (tsd.search.enable, tsd.rtpublisher.enable,
+ * tsd.startup.enable, tsd.core.storage_exception_handler.enable, tsd.uidfilter.enable,
+ * tsd.timeseriesfilter.enable, tsd.core.meta.cache.enable, a non-empty tsd.rpc.plugins or
+ * tsd.http.rpc.plugins) -> OCT_ECONFIG naming the key and what octsdb offers instead.
+ * Otherwise 0, with one message per unknown tsd.* key ("unknown configuration key 'k' is
+ * ignored; did you mean 'tsd.x'?" when a known key is near) in *warnings (malloc'd array
+ * of *n_warnings malloc'd strings, NULL when none; free with oct_config_warnings_free).
+ * The caller logs them: library code does not print. */
+OCT_MUST_CHECK int oct_config_check(const oct_config_t *cfg, char ***warnings, size_t *n_warnings,
+                                    oct_errbuf_t *eb);
+void oct_config_warnings_free(char **warnings, size_t n);
+
+/* The known key nearest to key by edit distance if it is close enough to be a typo of it
+ * (at most a third of key's length, and 4), else NULL. Static string. */
+const char *oct_config_suggest(const char *key);
 
 /* Static text for --help: one line per common flag, "  --flag=ARG  description\n". */
 const char *oct_config_flags_help(void);

@@ -6,6 +6,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,54 @@
 static atomic_int oct_log_level = OCT_LOG_INFO;
 
 static const char *const oct_log_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+
+/* The ring of recent lines (log.h, OCT_LOG_RING): slot i of 'ring' holds the
+ * line number ring_next - n + i mod OCT_LOG_RING. Lines are short and rare
+ * enough that one mutex costs nothing next to the write(2). */
+typedef struct {
+    int64_t ts_ms;
+    oct_log_level_t level;
+    char thread[16];
+    char component[32];
+    char msg[OCT_LOG_MAX_LINE];
+} oct_log_slot_t;
+
+static oct_log_slot_t oct_log_ring[OCT_LOG_RING];
+static size_t oct_log_ring_next, oct_log_ring_n;
+static pthread_mutex_t oct_log_ring_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void oct_log_remember(int64_t ts_ms, oct_log_level_t level, const char *component,
+                             const char *msg, size_t len)
+{
+    pthread_mutex_lock(&oct_log_ring_mu);
+    oct_log_slot_t *s = &oct_log_ring[oct_log_ring_next];
+    s->ts_ms = ts_ms;
+    s->level = level;
+    if (pthread_getname_np(pthread_self(), s->thread, sizeof s->thread) != 0) s->thread[0] = '\0';
+    snprintf(s->component, sizeof s->component, "%s", component);
+    if (len >= sizeof s->msg) len = sizeof s->msg - 1;
+    memcpy(s->msg, msg, len);
+    s->msg[len] = '\0';
+    oct_log_ring_next = (oct_log_ring_next + 1) % OCT_LOG_RING;
+    if (oct_log_ring_n < OCT_LOG_RING) oct_log_ring_n++;
+    pthread_mutex_unlock(&oct_log_ring_mu);
+}
+
+size_t oct_log_recent(int (*cb)(void *ctx, const oct_log_entry_t *e), void *ctx)
+{
+    pthread_mutex_lock(&oct_log_ring_mu);
+    size_t i = 0;
+    while (i < oct_log_ring_n) {
+        const oct_log_slot_t *s =
+            &oct_log_ring[(oct_log_ring_next + OCT_LOG_RING - 1 - i) % OCT_LOG_RING];
+        oct_log_entry_t e = {s->ts_ms,  s->level,     oct_log_names[s->level],
+                             s->thread, s->component, s->msg};
+        i++;
+        if (cb(ctx, &e)) break;
+    }
+    pthread_mutex_unlock(&oct_log_ring_mu);
+    return i;
+}
 
 void oct_log_set_level(oct_log_level_t level)
 {
@@ -61,6 +110,9 @@ void oct_vlog(oct_log_level_t level, const char *component, const char *fmt, va_
             if (line[i] == '\n' || line[i] == '\r') line[i] = ' ';
     }
     if (len > sizeof line - 2) len = sizeof line - 2;
+    if (len >= (size_t)n)
+        oct_log_remember(now_ms, level, component ? component : "octsdb", line + n,
+                         len - (size_t)n);
     line[len++] = '\n';
     const char *p = line;
     while (len > 0) {

@@ -16,6 +16,8 @@
 #define OCT_COMMON_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     OCT_LOG_DEBUG = 0,
@@ -39,6 +41,25 @@ void oct_log(oct_log_level_t level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void oct_vlog(oct_log_level_t level, const char *component, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
+
+/* The most recent lines are also kept in memory (OpenTSDB's /logs reads its
+ * logger's cyclic buffer the same way): the last OCT_LOG_RING lines that
+ * passed the level, each with its own copy of the text. */
+#define OCT_LOG_RING 1024
+
+typedef struct {
+    int64_t ts_ms; /* Unix ms */
+    oct_log_level_t level;
+    const char *level_name; /* "DEBUG", "INFO", "WARN", "ERROR" */
+    const char *thread;     /* the thread's name (pthread_getname_np) */
+    const char *component;
+    const char *msg; /* without time, level and component; no newline */
+} oct_log_entry_t;
+
+/* Calls cb for each remembered line, newest first, until cb returns nonzero.
+ * The entry is valid during the call only. Holds the log's lock throughout:
+ * cb must not log. Returns the number of lines visited. */
+size_t oct_log_recent(int (*cb)(void *ctx, const oct_log_entry_t *e), void *ctx);
 
 /* Shorthands: oct_log_info("tsd", "Ready to serve on %s", addr). */
 #define oct_log_debug(comp, ...)                                                                   \

@@ -3,9 +3,9 @@
  * Routing follows OpenTSDB's RpcManager: the path is split into segments,
  * lower-cased; "/api/<endpoint>[/<sub>]" with an optional version segment
  * "/api/v<N>/..." (only 1 exists: a higher N is 501, a malformed one 400);
- * a few legacy routes (/version, /aggregators, /suggest) answer the same JSON
- * as their /api twins; /s/<file> serves static files (api_static.c).
- * Endpoints are registered per tsd.mode as OpenTSDB does (put and uid in
+ * the legacy routes of 2.4's UI (/aggregators, /suggest as their /api
+ * twins; /version, /logs, /stats, /q in their own shapes, api_legacy.c); /s/<file> serves static
+ * files (api_static.c). Endpoints are registered per tsd.mode as OpenTSDB does (put and uid in
  * rw/wo, suggest/search/query in rw/ro), so in the wrong mode they simply
  * do not exist (404). A known endpoint called with a verb it does not take
  * gets OpenTSDB's 405.
@@ -72,11 +72,16 @@ static const api_route_t api_routes[] = {
     {"version", API_GET | API_POST, MODE_ALL, 0, api_version},
 };
 
-/* Legacy (non-/api) routes that answer the API's JSON. */
+/* Legacy (non-/api) routes: 2.4's UI-era paths (api_legacy.c), and two
+ * that answer the API's JSON. */
 static const api_route_t api_legacy_routes[] = {
     {"aggregators", API_GET | API_POST, MODE_ALL, 0, api_aggregators},
     {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
-    {"version", API_GET | API_POST, MODE_ALL, 0, api_version},
+    {"logs", API_GET | API_POST, MODE_ALL, 0, api_legacy_logs},
+    {"q", API_GET | API_POST, MODE_READ, 0, api_legacy_q},
+    {"stats", API_GET | API_POST, MODE_ALL, 0, api_legacy_stats},
+    {"version", API_GET | API_POST, MODE_ALL, 0, api_legacy_version},
+    {"version.json", API_GET | API_POST, MODE_ALL, 0, api_legacy_version},
 };
 
 static unsigned api_verb_bit(const char *m)
@@ -183,7 +188,7 @@ static const api_route_t *api_find(const api_route_t *tab, size_t n, const char 
     return NULL;
 }
 
-void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp)
+static void api_route(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp)
 {
     api_call_t c;
     memset(&c, 0, sizeof c);
@@ -227,6 +232,11 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
     unsigned mode_bit = 1u << tsd->mode;
     size_t first = 0;
     int api = nseg > 0 && !strcmp(segs[0], "api");
+    /* --disable-api / --disable-ui: as in 2.4 the routes are not there */
+    if (api ? !tsd->enable_api : !tsd->enable_ui) {
+        http_error(resp, 404, "Endpoint not found", NULL);
+        return;
+    }
     if (api) {
         first = 1;
         if (nseg > 1 && segs[1][0] == 'v' && isdigit((unsigned char)segs[1][1])) {
@@ -289,6 +299,38 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
     }
     api_dispatch(&c, r, role);
     json_arena_free(&c.arena);
+}
+
+/* jsonp=<fn>: 2.4 wraps its JSON answers, errors included, as <fn>(...).
+ * Only JavaScript name characters are taken (a deviation: 2.4 echoes any
+ * text, which lets a link inject script into a page that loads it). */
+static void api_jsonp(const http_request_t *req, http_response_t *resp)
+{
+    char fn[256];
+    if (!http_param(req, "jsonp", fn, sizeof fn) || !fn[0]) return;
+    if (resp->content_type || resp->body.len == 0) return; /* not JSON, or 204 */
+    size_t n = strlen(fn);
+    int ok = n < sizeof fn - 1 && !isdigit((unsigned char)fn[0]);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isalnum((unsigned char)fn[i]) || fn[i] == '_' || fn[i] == '$' || fn[i] == '.';
+    if (!ok) {
+        http_error(resp, 400, "Invalid jsonp callback name",
+                   "Only letters, digits, '_', '$' and '.' are allowed");
+        return;
+    }
+    oct_strbuf_t b = {0};
+    oct_strbuf_append(&b, fn, n);
+    oct_strbuf_append(&b, "(", 1);
+    oct_strbuf_append(&b, resp->body.ptr, resp->body.len);
+    oct_strbuf_append(&b, ")", 1);
+    oct_strbuf_free(&resp->body);
+    resp->body = b;
+}
+
+void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp)
+{
+    api_route(tsd, req, resp);
+    api_jsonp(req, resp);
 }
 
 /* ---- helpers ------------------------------------------------------------ */

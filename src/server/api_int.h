@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "common/json.h"
+#include "query/query.h"
 #include "server/http.h"
 
 /* Verbs as a bit set, for route tables and 405 checks. */
@@ -54,6 +55,19 @@ void api_query_last(api_call_t *c);      /* /api/query/last (api_query_last.c) *
 void api_static(api_call_t *c, const char *rel);
 /* /api/query[/<sub>] (api_query.c), modes rw/ro. sub is "" or e.g. "exp". */
 void api_query(api_call_t *c, const char *sub);
+/* The GET form of /api/query into q (zeroed by the caller; query_free it):
+ * start (required), end, timezone, the flags, m= and tsuid= sub-queries.
+ * Returns 0, or -1 with the 400 answer written. Also used by /q. */
+int api_query_parse_get(api_call_t *c, query_t *q);
+/* Answers an exec_query error: 400 unknown name/bad input, 413 a limit,
+ * 408 timeout, 424 storage, else 500. */
+void api_query_error(api_call_t *c, int rc, const char *msg);
+/* Legacy routes (api_legacy.c, 2.4's UI-era endpoints): /version and
+ * /version.json, /logs, /stats, /q. */
+void api_legacy_version(api_call_t *c);
+void api_legacy_logs(api_call_t *c);
+void api_legacy_stats(api_call_t *c);
+void api_legacy_q(api_call_t *c);
 
 /* The router's tables as data, for tests that must cover every route:
  * path after "/api/" (or after "/" when legacy), the verbs it takes and those

@@ -18,41 +18,15 @@
 
 #include "query/query.h"
 #include "server/api_int.h"
+#include "server/build_info.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
-
-#ifndef OCT_VERSION
-#define OCT_VERSION "0.0.0"
-#endif
-
-/* The OpenTSDB API level we implement; the identity of the build is in the
- * other fields, so clients that parse "version" for features see 2.4. */
-#define API_COMPAT_VERSION "2.4.1"
 
 void api_version(api_call_t *c)
 {
     json_writer_t w;
     api_json_begin(c, &w);
-    json_w_obj_begin(&w);
-    json_w_key(&w, "version");
-    json_w_str(&w, API_COMPAT_VERSION);
-    json_w_key(&w, "short_revision");
-    json_w_str(&w, "octsdb");
-    json_w_key(&w, "full_revision");
-    json_w_str(&w, "octsdb-" OCT_VERSION);
-    json_w_key(&w, "timestamp");
-    json_w_str(&w, __DATE__ " " __TIME__);
-    json_w_key(&w, "repo_status");
-    json_w_str(&w, "MINT");
-    json_w_key(&w, "user");
-    json_w_str(&w, "octsdb");
-    json_w_key(&w, "host");
-    json_w_str(&w, c->tsd->hostname);
-    json_w_key(&w, "repo");
-    json_w_str(&w, "octsdb");
-    json_w_key(&w, "branch");
-    json_w_str(&w, "main");
-    json_w_obj_end(&w);
+    build_info_json(&w);
 }
 
 static int api_config_cb(void *ctx, const char *key, const char *value)

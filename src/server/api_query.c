@@ -66,7 +66,7 @@ static int body_error(api_call_t *c, const query_body_err_t *err)
     return -1;
 }
 
-static int parse_get(api_call_t *c, query_t *q)
+int api_query_parse_get(api_call_t *c, query_t *q)
 {
     char start[256], end[256], tz[128];
     if (!http_param(c->req, "start", start, sizeof start) || !start[0]) {
@@ -376,7 +376,7 @@ static int write_result(void *ctx, const exec_result_t *r)
     return 0;
 }
 
-static void exec_error(api_call_t *c, int rc, const char *msg)
+void api_query_error(api_call_t *c, int rc, const char *msg)
 {
     int status;
     switch (rc) {
@@ -423,23 +423,17 @@ static void run_query(api_call_t *c, query_t *q)
         int rc =
             tsdb_annotation_scan(tsd->db, NULL, 0, q->start_ms, q->end_ms, collect_global, &o, &eb);
         if (rc) {
-            exec_error(c, rc, eb.msg);
+            api_query_error(c, rc, eb.msg);
             goto out;
         }
     }
 
-    char jsonp[128] = "";
-    http_param(c->req, "jsonp", jsonp, sizeof jsonp);
-    api_json_begin(c, &o.w);
-    if (jsonp[0]) {
-        oct_strbuf_puts(&c->resp->body, jsonp);
-        oct_strbuf_puts(&c->resp->body, "(");
-    }
+    api_json_begin(c, &o.w); /* jsonp= is wrapped by api_handle */
     json_w_arr_begin(&o.w);
     exec_stats_t st;
     int rc = exec_query(tsd->db, q, &opts, write_result, &o, &st, &eb);
     if (rc) {
-        exec_error(c, rc, eb.msg);
+        api_query_error(c, rc, eb.msg);
         goto out;
     }
     if (q->show_summary) {
@@ -471,7 +465,6 @@ static void run_query(api_call_t *c, query_t *q)
         json_w_obj_end(w);
     }
     json_w_arr_end(&o.w);
-    if (jsonp[0]) oct_strbuf_puts(&c->resp->body, ")");
     c->resp->status = 200;
 out:
     free(o.globals);
@@ -505,7 +498,7 @@ void api_query(api_call_t *c, const char *sub)
 
     query_t q;
     memset(&q, 0, sizeof q);
-    int rc = c->verb == API_POST ? parse_post(c, &q) : parse_get(c, &q);
+    int rc = c->verb == API_POST ? parse_post(c, &q) : api_query_parse_get(c, &q);
     if (rc == 0) {
         q.arrays = api_flag(c, "arrays");
         if (is_delete) q.delete_data = 1;

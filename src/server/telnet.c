@@ -47,15 +47,10 @@
 
 #include "common/xmalloc.h"
 #include "server/auth.h"
+#include "server/build_info.h"
+#include "server/stats_text.h"
 #include "tsdb/parse.h"
 #include "tsdb/write.h"
-
-#ifndef OCT_VERSION
-#define OCT_VERSION "0.0.0"
-#endif
-#ifndef OCT_REVISION
-#define OCT_REVISION "unknown"
-#endif
 
 /* A batch is handed to the write path when it holds this many points or
  * this many bytes of line text; the transport flushes after every read
@@ -446,52 +441,14 @@ static void do_put(telnet_session_t *s, const char *args, size_t len, int stable
 
 /* ---- other commands --------------------------------------------------- */
 
-static void do_version(oct_strbuf_t *out, const tsd_ctx_t *tsd)
+static void do_version(oct_strbuf_t *out)
 {
-    /* OpenTSDB's two lines (BuildData.revisionString, buildString) */
-    oct_strbuf_puts(out, "net.opentsdb.tools octsdb " OCT_VERSION " built at revision " OCT_REVISION
-                         " (MINT)\n");
-    oct_strbuf_printf(out, "Built on unknown by octsdb@%s:octsdb\n",
-                      tsd->hostname[0] ? tsd->hostname : "localhost");
-}
-
-static void stat_line(const telnet_session_t *s, oct_strbuf_t *out, long long now, const char *name,
-                      unsigned long long v, const char *tag)
-{
-    oct_strbuf_printf(out, "tsd.%s %lld %llu", name, now, v);
-    if (tag && tag[0]) oct_strbuf_printf(out, " %s", tag);
-    oct_strbuf_printf(out, " %s=%s", s->stats_fqdn ? "fqdn" : "host",
-                      s->tsd->hostname[0] ? s->tsd->hostname : "localhost");
-    if (s->stats_port >= 0) oct_strbuf_printf(out, " port=%lld", s->stats_port);
-    oct_strbuf_append(out, "\n", 1);
+    build_info_text(out); /* OpenTSDB's two lines */
 }
 
 static void do_stats(telnet_session_t *s, oct_strbuf_t *out)
 {
-    long long now = (long long)time(NULL);
-    tsd_ctx_t *t = s->tsd;
-#define TSD_CTR_LINE(e, name, tag)                                                                 \
-    stat_line(                                                                                     \
-        s, out, now, name,                                                                         \
-        (unsigned long long)atomic_load_explicit(&t->counters[TSD_CTR_##e], memory_order_relaxed), \
-        tag);
-    TSD_COUNTER_MAP(TSD_CTR_LINE)
-#undef TSD_CTR_LINE
-    if (!t->db) return;
-    tsdb_stats_t st;
-    memset(&st, 0, sizeof st);
-    tsdb_stats(t->db, &st);
-    stat_line(s, out, now, "uptime", (unsigned long long)(now - t->started_s), "");
-    stat_line(s, out, now, "datapoints.added", st.points_accepted, "type=all");
-    stat_line(s, out, now, "datapoints.rejected", st.points_rejected, "type=all");
-    stat_line(s, out, now, "datapoints.duplicates", st.duplicates, "type=all");
-    stat_line(s, out, now, "storage.series", st.series, "type=known");
-    stat_line(s, out, now, "storage.series", st.series_created, "type=created");
-    stat_line(s, out, now, "storage.head_points", st.head_points, "");
-    stat_line(s, out, now, "storage.wal.bytes_written", st.wal_bytes_written, "");
-    stat_line(s, out, now, "storage.wal.syncs", st.wal_syncs, "");
-    stat_line(s, out, now, "storage.blocks_flushed", st.blocks_flushed, "");
-    stat_line(s, out, now, "storage.flush_errors", st.flush_errors, "");
+    stats_text(s->tsd, s->stats_fqdn, s->stats_port, out);
 }
 
 static void do_help(const telnet_session_t *s, oct_strbuf_t *out)
@@ -540,7 +497,7 @@ static telnet_action_t run_line(telnet_session_t *s, const char *line, size_t le
         if (g == AUTH_TELNET_DONE) return TELNET_CONTINUE;
     }
     if (word_is(w, wn, "version")) {
-        do_version(out, t);
+        do_version(out);
     } else if (word_is(w, wn, "stats")) {
         do_stats(s, out);
     } else if (word_is(w, wn, "help")) {

@@ -123,6 +123,14 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
 {
     oct_errbuf_clear(eb);
     if (oct_config_get_bool(cfg, "tsd.octsdb.verbose")) oct_log_set_level(OCT_LOG_DEBUG);
+    /* Before anything is opened: an enabled plugin we lack stops us as it stops 2.4. */
+    char **warns;
+    size_t n_warns;
+    int crc = oct_config_check(cfg, &warns, &n_warns, eb);
+    if (crc) return crc;
+    for (size_t i = 0; i < n_warns; i++)
+        oct_log_warn("config", "%s", warns[i]);
+    oct_config_warnings_free(warns, n_warns);
     int n_threads = tsd_worker_threads(cfg);
     int64_t conn_limit = oct_config_get_int(cfg, "tsd.core.connections.limit");
     tsd_raise_nofile();
@@ -189,6 +197,8 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     t->db = db;
     t->cfg = cfg;
     t->mode = tsd_mode(cfg);
+    t->enable_api = oct_config_get_bool(cfg, "tsd.core.enable_api");
+    t->enable_ui = oct_config_get_bool(cfg, "tsd.core.enable_ui");
     t->started_s = oct_clock_wall_ms() / 1000;
     if (gethostname(t->hostname, sizeof t->hostname - 1) != 0)
         snprintf(t->hostname, sizeof t->hostname, "localhost");

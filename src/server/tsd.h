@@ -47,6 +47,10 @@ typedef struct tsd_ctx {
     tsdb_t *db;
     const oct_config_t *cfg;
     tsd_mode_t mode;
+    /* tsd.core.enable_api / enable_ui (--disable-api, --disable-ui): without
+     * the API every /api path is 404; without the UI the legacy routes are
+     * (/, /s/, /q, /logs, /stats, /version, /aggregators, /suggest). */
+    int enable_api, enable_ui;
     int64_t started_s;   /* Unix seconds */
     char hostname[256];  /* for stats tags */
     atomic_int shutdown; /* set by signals or `diediedie` */

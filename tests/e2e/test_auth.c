@@ -67,8 +67,12 @@ static const route_t want_routes[] = {
     {"uid/uidmeta", 0, G | P | U | D, P | U | D},
     {"version", 0, G | P, 0},
     {"aggregators", 1, G | P, 0},
+    {"logs", 1, G | P, 0},
+    {"q", 1, G | P, 0},
+    {"stats", 1, G | P, 0},
     {"suggest", 1, G | P, 0},
     {"version", 1, G | P, 0},
+    {"version.json", 1, G | P, 0},
 };
 #define N_ROUTES (sizeof want_routes / sizeof *want_routes)
 

@@ -653,6 +653,64 @@ static void help_lists_every_flag(void **state)
     assert_ptr_equal(oct_config_flags_help(), h);
 }
 
+/* The start-up check: typos get the key they were meant as (edit distances
+ * worked by hand), far keys get none, an enabled plugin is refused. */
+static void check_warns_unknown_and_refuses_plugins(void **state)
+{
+    (void)state;
+    /* "tsd.mdoe": swap = 2 substitutions from tsd.mode (limit 8/3 = 2) */
+    assert_string_equal(oct_config_suggest("tsd.mdoe"), "tsd.mode");
+    /* one letter missing */
+    assert_string_equal(oct_config_suggest("tsd.network.prt"), "tsd.network.port");
+    assert_string_equal(oct_config_suggest("tsd.core.auto_create_metric"),
+                        "tsd.core.auto_create_metrics");
+    assert_null(oct_config_suggest("tsd.search.elasticsearch.host"));
+    assert_null(oct_config_suggest("tsd.x"));
+
+    oct_config_t *cfg = oct_config_new();
+    oct_errbuf_t eb;
+    assert_int_equal(oct_config_set(cfg, "tsd.netwrok.port", "4242", &eb), 0);
+    assert_int_equal(oct_config_set(cfg, "hbase.zookeeper.quorum", "zk", &eb), 0);
+    assert_int_equal(oct_config_set(cfg, "tsd.search.plugin", "x.Y", &eb), 0); /* not enabled */
+    char **w;
+    size_t n;
+    assert_int_equal(oct_config_check(cfg, &w, &n, &eb), 0);
+    assert_int_equal(n, 1); /* hbase.* is not ours to judge */
+    assert_string_equal(w[0], "unknown configuration key 'tsd.netwrok.port' is ignored; did you "
+                              "mean 'tsd.network.port'?");
+    oct_config_warnings_free(w, n);
+
+    static const char *const plugins[][2] = {
+        {"tsd.search.enable", "true"},
+        {"tsd.rtpublisher.enable", "yes"},
+        {"tsd.rpc.plugins", "net.opentsdb.tsd.KafkaRpcPlugin"},
+        {"tsd.http.rpc.plugins", "a.B"},
+        {"tsd.startup.enable", "1"},
+        {"tsd.core.storage_exception_handler.enable", "true"},
+        {"tsd.uidfilter.enable", "true"},
+        {"tsd.timeseriesfilter.enable", "true"},
+        {"tsd.core.meta.cache.enable", "true"},
+    };
+    for (size_t i = 0; i < sizeof plugins / sizeof *plugins; i++) {
+        oct_config_t *c = oct_config_new();
+        assert_int_equal(oct_config_set(c, plugins[i][0], plugins[i][1], &eb), 0);
+        w = (char **)1;
+        assert_int_equal(oct_config_check(c, &w, &n, &eb), OCT_ECONFIG);
+        assert_null(w);
+        char want[256];
+        snprintf(want, sizeof want, "%s=%s: this OpenTSDB plugin is not available: ", plugins[i][0],
+                 plugins[i][1]);
+        if (strncmp(eb.msg, want, strlen(want))) fail_msg("%s: got '%s'", plugins[i][0], eb.msg);
+        oct_config_free(c);
+    }
+    /* off is fine, and so is an empty plugin list */
+    assert_int_equal(oct_config_set(cfg, "tsd.search.enable", "false", &eb), 0);
+    assert_int_equal(oct_config_set(cfg, "tsd.rpc.plugins", "", &eb), 0);
+    assert_int_equal(oct_config_check(cfg, &w, &n, &eb), 0);
+    oct_config_warnings_free(w, n);
+    oct_config_free(cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -670,6 +728,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(missing_config_file_is_named, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(search_list_first_existing_wins, setup_dir, teardown_dir),
         cmocka_unit_test(help_lists_every_flag),
+        cmocka_unit_test(check_warns_unknown_and_refuses_plugins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
