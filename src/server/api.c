@@ -70,9 +70,11 @@ static const api_route_t api_routes[] = {
     {"version", API_GET | API_POST, MODE_ALL, 0, api_version},
 };
 
-/* Legacy (non-/api) routes that answer the API's JSON. */
+/* Legacy (non-/api) routes that answer the API's JSON, and /metrics
+ * (Prometheus' text format, api_metrics.c). */
 static const api_route_t api_legacy_routes[] = {
     {"aggregators", API_GET | API_POST, MODE_ALL, 0, api_aggregators},
+    {"metrics", API_GET, MODE_ALL, 0, api_metrics},
     {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
     {"version", API_GET | API_POST, MODE_ALL, 0, api_version},
 };

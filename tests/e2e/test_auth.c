@@ -64,6 +64,7 @@ static const route_t want_routes[] = {
     {"uid/uidmeta", 0, G | P | U | D, P | U | D},
     {"version", 0, G | P, 0},
     {"aggregators", 1, G | P, 0},
+    {"metrics", 1, G, 0},
     {"suggest", 1, G | P, 0},
     {"version", 1, G | P, 0},
 };
