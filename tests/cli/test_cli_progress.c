@@ -1,8 +1,9 @@
-/* test_cli_progress.c -- the progress line of `octsdb import`: the real
- * binary on a pseudo-terminal (forkpty) draws it on stderr, percentages
- * growing to 100.0% of the file's size (computed here) with the point count
- * the test wrote, and an ETA; with --quiet, or when stderr is a pipe, there
- * is none; reading stdin (no total) it shows count and rate only. */
+/* test_cli_progress.c -- the progress line of `octsdb import`, `fsck` and
+ * `scan`: the real binary on a pseudo-terminal (forkpty) draws it on
+ * stderr; import's percentages grow to 100.0% of the file's size (computed
+ * here) with the point count the test wrote, and an ETA; with --quiet, or
+ * when stderr is a pipe, there is none; reading stdin (no total) it shows
+ * count and rate only, as fsck and scan do (rows, counted here by hand). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,7 +25,7 @@
 static char g_input[4300];
 static long g_input_size;
 
-static void exec_octsdb(const char *const *args, const char *stdin_path)
+static void exec_octsdb(const char *const *args, const char *stdin_path, const char *stdout_path)
 {
     const char *bin = getenv("OCTSDB_BIN");
     char *av[16];
@@ -36,6 +37,11 @@ static void exec_octsdb(const char *const *args, const char *stdin_path)
     if (stdin_path) {
         int fd = open(stdin_path, O_RDONLY);
         dup2(fd, 0);
+        close(fd);
+    }
+    if (stdout_path) {
+        int fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
         close(fd);
     }
     execv(bin, av);
@@ -56,14 +62,16 @@ static char *read_all(int fd)
     return buf;
 }
 
-/* Runs octsdb with stdout and stderr on a pseudo-terminal; *out gets all
- * of it. Returns the exit status. */
-static int run_pty(const char *const *args, const char *stdin_path, char **out)
+/* Runs octsdb with stderr (and stdout, unless stdout_path names a file
+ * for it) on a pseudo-terminal; *out gets what the terminal got. Returns
+ * the exit status. */
+static int run_pty(const char *const *args, const char *stdin_path, const char *stdout_path,
+                   char **out)
 {
     int master;
     pid_t pid = forkpty(&master, NULL, NULL, NULL);
     assert_true(pid >= 0);
-    if (pid == 0) exec_octsdb(args, stdin_path);
+    if (pid == 0) exec_octsdb(args, stdin_path, stdout_path);
     *out = read_all(master);
     close(master);
     int st;
@@ -84,7 +92,7 @@ static int run_piped(const char *const *args, char **out, char **err)
         dup2(pe[1], 2);
         close(po[0]);
         close(pe[0]);
-        exec_octsdb(args, NULL);
+        exec_octsdb(args, NULL, NULL);
     }
     close(po[1]);
     close(pe[1]);
@@ -116,13 +124,14 @@ static int teardown(void **state)
     return cli_fixture_teardown(state);
 }
 
-/* The progress lines: the text between \r's that holds a '%' or "points/s"
- * (the pty turns \n into \r\n, so the summary is split off too). */
+/* The progress lines: the text between \r's that holds a rate ("/s," or
+ * "/s" at the line's end; the pty turns \n into \r\n, so the summary is
+ * split off too). */
 static int progress_lines(char *out, char **lines, int cap)
 {
     int n = 0;
     for (char *s = strtok(out, "\r\n"); s; s = strtok(NULL, "\r\n"))
-        if (strstr(s, "points/s,") || strstr(s, "points/s\033")) {
+        if (strstr(s, "/s,") || strstr(s, "/s\033")) {
             if (n < cap) lines[n] = s;
             n++;
         }
@@ -134,7 +143,7 @@ static void import_on_a_terminal(void **state)
     (void)state;
     char *out;
     const char *args[] = {"import", g_flag, "--auto-metric", g_input, NULL};
-    assert_int_equal(run_pty(args, NULL, &out), 0);
+    assert_int_equal(run_pty(args, NULL, NULL, &out), 0);
     char want_summary[64];
     snprintf(want_summary, sizeof want_summary, "Imported %d data points", N_POINTS);
     if (!strstr(out, want_summary)) fail_msg("no summary in: %s", out);
@@ -169,7 +178,7 @@ static void import_quiet_or_piped_draws_nothing(void **state)
     char *out, *err;
     /* --quiet on a terminal: the summary only */
     const char *quiet[] = {"import", g_flag, "--auto-metric", "--quiet", g_input, NULL};
-    assert_int_equal(run_pty(quiet, NULL, &out), 0);
+    assert_int_equal(run_pty(quiet, NULL, NULL, &out), 0);
     if (strchr(out, '%') || strstr(out, "points/s,")) fail_msg("--quiet drew progress: %s", out);
     assert_non_null(strstr(out, "Imported"));
     free(out);
@@ -189,7 +198,7 @@ static void import_from_stdin_has_no_total(void **state)
     (void)state;
     char *out;
     const char *args[] = {"import", g_flag, "--auto-metric", "-", NULL};
-    assert_int_equal(run_pty(args, g_input, &out), 0);
+    assert_int_equal(run_pty(args, g_input, NULL, &out), 0);
     char *lines[1000];
     int n = progress_lines(out, lines, 1000);
     assert_true(n >= 1 && n <= 1000);
@@ -203,12 +212,71 @@ static void import_from_stdin_has_no_total(void **state)
     free(out);
 }
 
+/* The file's contents, malloc'd. */
+static char *slurp(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    char *s = read_all(fd);
+    close(fd);
+    return s;
+}
+
+/* The rows the import made: 7 series (host=h0..h6, every 7 s) over the
+ * hours of [1356998400, 1356998400 + N_POINTS) s: 120000 s reach into the
+ * 34th hour, and each hour holds every series. */
+#define N_ROWS (7 * 34)
+
+/* fsck and scan: no total, so the count of rows and their rate, no ETA;
+ * drawn only when their output is not the terminal. Runs after the import
+ * tests (cmocka runs them in order) on the same data dir. */
+static void fsck_and_scan_on_a_terminal(void **state)
+{
+    (void)state;
+    char *out, outfile[4400], want[64];
+    snprintf(outfile, sizeof outfile, "%s.out", g_dir);
+    snprintf(want, sizeof want, "%d rows, ", N_ROWS);
+    const char *fsck[] = {"fsck", g_flag, "--full-scan", NULL};
+    const char *scan[] = {"scan", g_flag, "--import", "2013/01/01", "sum", "prog.m", NULL};
+    const char *const *cmds[] = {fsck, scan};
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(run_pty(cmds[c], NULL, outfile, &out), 0);
+        char *lines[1000];
+        int n = progress_lines(out, lines, 1000);
+        if (n < 1 || n > 1000) fail_msg("%s: no progress in <%s>", cmds[c][0], out);
+        if (strncmp(lines[n - 1], want, strlen(want)))
+            fail_msg("%s: last progress line <%s>, expected <%s...>", cmds[c][0], lines[n - 1],
+                     want);
+        if (strchr(out, '%') || strstr(out, "ETA")) fail_msg("%s: %s", cmds[c][0], out);
+        free(out);
+        char *file = slurp(outfile);
+        if (c == 0) {
+            char rows[64];
+            snprintf(rows, sizeof rows, "Rows Processed: %d\n", N_ROWS);
+            if (!strstr(file, rows)) fail_msg("fsck printed <%s>", file);
+        } else {
+            size_t nl = 0;
+            for (const char *p = file; *p; p++)
+                nl += *p == '\n';
+            assert_int_equal(nl, N_POINTS);
+        }
+        free(file);
+    }
+    /* stdout on the terminal too: the report alone */
+    assert_int_equal(run_pty(fsck, NULL, NULL, &out), 0);
+    if (strstr(out, "rows/s")) fail_msg("fsck drew progress over its report: %s", out);
+    assert_non_null(strstr(out, "Rows Processed"));
+    free(out);
+    unlink(outfile);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(import_on_a_terminal),
         cmocka_unit_test(import_quiet_or_piped_draws_nothing),
         cmocka_unit_test(import_from_stdin_has_no_total),
+        cmocka_unit_test(fsck_and_scan_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
