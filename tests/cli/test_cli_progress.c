@@ -28,6 +28,7 @@ static long g_input_size;
 static void exec_octsdb(const char *const *args, const char *stdin_path, const char *stdout_path)
 {
     const char *bin = getenv("OCTSDB_BIN");
+    if (!bin) _exit(127);
     char *av[16];
     int n = 0;
     av[n++] = (char *)bin;
