@@ -43,13 +43,23 @@ for d in librocksdb libmicrohttpd adduser; do
 done
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null | grep -qx /etc/octsdb/octsdb.conf ||
     fail "/etc/octsdb/octsdb.conf is not a conffile"
-dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst 2>/dev/null | grep -q 'adduser --system' ||
-    fail "postinst does not create the octsdb user"
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst 2>/dev/null >"$tmp/postinst"
+grep -q 'adduser --system' "$tmp/postinst" || fail "postinst does not create the octsdb user"
+# debhelper's unit handling found the unit (purge cleans it up); the
+# install neither enables nor starts it (only an upgrade re-enables a unit
+# the operator had enabled); removal stops it.
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postrm 2>/dev/null | grep -q "deb-systemd-helper purge 'octsdb.service'" ||
+    fail "postrm does not purge octsdb.service's state"
+grep -q 'deb-systemd-invoke start' "$tmp/postinst" && fail "postinst starts the service"
+grep -B3 'deb-systemd-helper enable' "$tmp/postinst" | grep -q 'was-enabled' ||
+    ! grep -q 'deb-systemd-helper enable' "$tmp/postinst" || fail "postinst enables the service"
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./prerm 2>/dev/null | grep -q 'deb-systemd-invoke stop octsdb.service' ||
+    fail "prerm does not stop octsdb.service"
 
 # Installed into a temporary root.
 root=$tmp/root
 dpkg -x "$deb" "$root" || { echo "FAIL: dpkg -x"; exit 1; }
-for f in usr/bin/octsdb etc/octsdb/octsdb.conf usr/lib/systemd/system/octsdb.service \
+for f in usr/bin/octsdb etc/octsdb/octsdb.conf lib/systemd/system/octsdb.service \
     usr/lib/sysusers.d/octsdb.conf usr/share/man/man1/octsdb.1.gz usr/share/doc/octsdb/octsdb.conf.example; do
     [ -f "$root/$f" ] || fail "$f not in the package"
 done
@@ -57,7 +67,7 @@ done
 bin=$root/usr/bin/octsdb
 v=$("$bin" version)
 [ "$v" = "octsdb $want_version" ] || fail "installed 'octsdb version' printed '$v'"
-unit=$root/usr/lib/systemd/system/octsdb.service
+unit=$root/lib/systemd/system/octsdb.service
 grep -qx 'ExecStart=/usr/bin/octsdb tsd --config=/etc/octsdb/octsdb.conf --datadir=/var/lib/octsdb' "$unit" ||
     fail "unit ExecStart: $(grep ExecStart= "$unit")"
 "$src/tests/pkg/verify-unit.sh" "$root" "$unit" || fail "systemd-analyze verify of the packaged unit"
