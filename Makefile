@@ -4,8 +4,10 @@ BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 DATADIR    ?= ./data
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
-.PHONY: all deps build test run bench fuzz lint clean
+.PHONY: all deps build test run bench fuzz lint clean install deb
 
 all: build
 
@@ -21,7 +23,22 @@ build: deps $(BUILD)/CMakeCache.txt
 # Every test: the normal build's ctest suite (unit, contract, e2e, corpus
 # replay), then the sanitizer builds (scripts/test.sh says which).
 test: build
+	@scripts/install-deps.sh pkg
 	scripts/test.sh $(BUILD)
+
+# The binary, man page octsdb(1), systemd unit, sysusers.d entry and example
+# config under $(DESTDIR)$(PREFIX) (the config in /etc when PREFIX=/usr, kept
+# if one exists); docs/service.md. Builds only what it installs.
+install: deps $(BUILD)/CMakeCache.txt
+	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target octsdb octsdb_docs
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+# The Debian package, built by dpkg-buildpackage/debhelper from a copy of the
+# tree: $(BUILD)/deb/octsdb_<version>_<arch>.deb.
+deb: deps
+	@scripts/install-deps.sh pkg
+	scripts/build-deb.sh $(BUILD)/deb
 
 # Builds and runs the TSD in the foreground (Ctrl-C stops it cleanly): telnet and
 # HTTP on port 4242, data in $(DATADIR), new metrics created on first use.

@@ -9,12 +9,16 @@ PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev lib
 
 # Optional groups, named on the command line, for targets that need more than
 # the build: `install-deps.sh lint` (from `make lint`) adds the static
-# checkers scripts/lint.sh runs (clang-tidy brings run-clang-tidy).
+# checkers scripts/lint.sh runs (clang-tidy brings run-clang-tidy);
+# `install-deps.sh pkg` (from `make test` and `make deb`) what building the
+# .deb and the tests/pkg/ checks use: Debian's packaging tools,
+# systemd-analyze (package systemd; it need not run as PID 1), man, curl.
 for group in "$@"; do
     case "$group" in
     lint) PKGS+=(clang-format clang-tidy cppcheck) ;;
+    pkg) PKGS+=(debhelper dpkg-dev systemd man-db curl) ;;
     *)
-        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint)" >&2
+        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint, pkg)" >&2
         exit 2
         ;;
     esac

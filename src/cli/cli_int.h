@@ -101,6 +101,24 @@ int cli_uid_name(tsdb_t *db, codec_uid_kind_t kind, const uint8_t *uid, char *bu
  * (import != 0). Returns 0, or 1 if a UID has no name (printed as above). */
 int cli_format_tags(tsdb_t *db, const codec_rowkey_t *rk, int import, oct_strbuf_t *sb);
 
+/* ---- progress of long commands (progress.c) ----
+ * A line on stderr, redrawn in place at most 4 times a second: with a total
+ * "42.0% 1.2 MiB/2.9 MiB, 120000 points, 98000 points/s, ETA 0:00:02",
+ * without one the count and rate only. Drawn only when stderr is a
+ * terminal and not quiet, so pipes and logs never see it. One thread. */
+typedef struct {
+    int on, drawn;
+    const char *unit; /* what count counts ("points"), static */
+    uint64_t total;   /* bytes of input, 0 = unknown (no percentage, no ETA) */
+    double t0, last;
+} cli_progress_t;
+
+void cli_progress_init(cli_progress_t *p, const char *unit, uint64_t total_bytes, int quiet);
+/* Redraws if the period has passed (or force). */
+void cli_progress_update(cli_progress_t *p, uint64_t done_bytes, uint64_t count, int force);
+/* Ends the line (if one was drawn), before other stderr output or the end. */
+void cli_progress_break(cli_progress_t *p);
+
 /* The row-key layout of an open database. */
 void cli_rowkey_layout(tsdb_t *db, codec_rowkey_layout_t *out);
 

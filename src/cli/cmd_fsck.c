@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli_int.h"
 #include "common/xmalloc.h"
@@ -42,6 +43,8 @@ static void fsck_usage(FILE *f)
         "  --delete-bad-values       Delete single points with bad values.\n"
         "  --delete-bad-rows         Delete rows with invalid keys.\n"
         "  --delete-bad-compacts     Delete compacted columns and blocks that do not decode.\n"
+        "  --quiet                   No progress line (drawn on stderr, with rows and\n"
+        "                            rate, when stderr is a terminal and stdout is not).\n"
         "  --compact, --sync, --threads N   Accepted for compatibility; no effect.\n"
         "\nExit status: 0 no errors, 1 errors found, 2 usage, 3 storage error.\n");
     cli_print_common_flags(f);
@@ -52,18 +55,23 @@ typedef struct {
     tsdb_fsck_opts_t o;
     tsdb_fsck_stats_t st;
     oct_errbuf_t eb;
+    cli_progress_t prog; /* rows checked; no total, so no ETA */
 } fsck_run_t;
 
 static void fsck_report(void *ctx, const char *msg)
 {
-    (void)ctx;
+    fsck_run_t *f = ctx;
+    cli_progress_break(&f->prog);
     printf("%s\n", msg);
+    fflush(stdout);
 }
 
 static int fsck_row_cb(void *ctx, const tsdb_row_t *row)
 {
     fsck_run_t *f = ctx;
-    return tsdb_fsck_row(f->db, &f->o, row->part, row->raw, &f->st, fsck_report, f, &f->eb);
+    int rc = tsdb_fsck_row(f->db, &f->o, row->part, row->raw, &f->st, fsck_report, f, &f->eb);
+    cli_progress_update(&f->prog, 0, f->st.rows, 0);
+    return rc;
 }
 
 static void fsck_print(const tsdb_fsck_stats_t *s)
@@ -112,7 +120,7 @@ int cli_cmd_fsck(int argc, char **argv)
     int rc = cli_config("fsck", &argc, argv, &cfg);
     if (rc) return rc;
     fsck_run_t f = {0};
-    int full = 0, fix_all = 0;
+    int full = 0, fix_all = 0, quiet = 0;
     char **pos = xmalloc((size_t)argc * sizeof(char *));
     int npos = 0;
     for (int i = 1; i < argc; i++) {
@@ -137,6 +145,8 @@ int cli_cmd_fsck(int argc, char **argv)
             f.o.delete_bad_rows = 1;
         else if (!strcmp(a, "--delete-bad-compacts"))
             f.o.delete_bad_compacts = 1;
+        else if (!strcmp(a, "--quiet"))
+            quiet = 1;
         else if (!strcmp(a, "--compact") || !strcmp(a, "--sync"))
             ;
         else if (!strcmp(a, "--threads") && i + 1 < argc)
@@ -191,7 +201,11 @@ int cli_cmd_fsck(int argc, char **argv)
     }
     f.db = db;
     oct_errbuf_clear(&f.eb);
+    /* Progress only when stdout (the report) is not the same terminal. */
+    cli_progress_init(&f.prog, "rows", 0, quiet || isatty(1));
     rc = cli_rows_foreach(db, npos > 0 ? &qs : NULL, fsck_row_cb, &f, &f.eb);
+    cli_progress_update(&f.prog, 0, f.st.rows, 1);
+    cli_progress_break(&f.prog);
     int status;
     if (rc) {
         fprintf(stderr, "octsdb fsck: %s\n", f.eb.msg[0] ? f.eb.msg : oct_strerror(rc));

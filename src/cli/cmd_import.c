@@ -9,7 +9,8 @@
  * point into the buffer) into a batch, and the batch goes to tsdb_put_batch
  * before the buffer is refilled. At the end tsdb_flush writes every series
  * to the store as block cells, so the data is on disk when the command
- * returns.
+ * returns. On a terminal a progress line (cli_progress_t) follows the
+ * input bytes read, for a percentage and an ETA; --quiet turns it off.
  *
  * Errors: without --skip-errors the first bad line stops the import (as
  * OpenTSDB, whose exception ends the program with status 1); the points
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -46,8 +48,11 @@
 typedef struct {
     tsdb_t *db;
     int skip_errors;
-    int tty;
     const char *path;
+    gzFile gz;           /* the file being read, for its offset */
+    uint64_t bytes_done; /* input bytes of the files already read */
+    uint64_t consumed;   /* bytes of the current file's text handed to parse_line */
+    cli_progress_t prog; /* by input bytes; counts points */
     /* the batch: points, their tags, their line numbers */
     tsdb_dp_t *dps;
     size_t *tag0;
@@ -58,8 +63,7 @@ typedef struct {
     /* totals */
     uint64_t points, errors;
     int fatal; /* 0, IMPORT_EXIT_BADLINE or IMPORT_EXIT_STORAGE */
-    double t0, last_progress;
-    uint64_t last_points;
+    double t0;
 } import_t;
 
 static double now_s(void)
@@ -71,7 +75,7 @@ static void import_error(import_t *im, uint64_t lineno, const char *msg, size_t 
                          const char *line, size_t line_len)
 {
     im->errors++;
-    if (im->tty) fputc('\n', stderr);
+    cli_progress_break(&im->prog);
     if (line)
         fprintf(stderr, "octsdb import: %s:%" PRIu64 ": %.*s (line: %.*s)\n", im->path, lineno,
                 (int)len, msg, (int)(line_len > 200 ? 200 : line_len), line);
@@ -92,15 +96,11 @@ static void on_reject(void *ctx, size_t index, int rc, const char *msg)
 
 static void progress(import_t *im, int force)
 {
-    if (!im->tty) return;
-    double t = now_s();
-    if (!force && t - im->last_progress < 1.0) return;
-    double dt = t - im->last_progress;
-    double rate = dt > 0 ? (double)(im->points - im->last_points) / dt : 0;
-    fprintf(stderr, "\r%" PRIu64 " points, %.0f points/s   ", im->points, rate);
-    fflush(stderr);
-    im->last_progress = t;
-    im->last_points = im->points;
+    /* A plain file: the bytes parsed (its reads run 4 MiB ahead). A gzip'ed
+     * one: the compressed bytes read, the only measure of its total. */
+    off_t off = !im->gz ? 0 : gzdirect(im->gz) ? (off_t)im->consumed : gzoffset(im->gz);
+    cli_progress_update(&im->prog, im->bytes_done + (off > 0 ? (uint64_t)off : 0), im->points,
+                        force);
 }
 
 static int batch_flush(import_t *im)
@@ -112,7 +112,7 @@ static int batch_flush(import_t *im)
     oct_errbuf_clear(&eb);
     long acc = tsdb_put_batch(im->db, im->dps, im->n, on_reject, im, NULL, &eb);
     if (acc < 0) {
-        if (im->tty) fputc('\n', stderr);
+        cli_progress_break(&im->prog);
         fprintf(stderr, "octsdb import: %s: %s\n", im->path,
                 eb.msg[0] ? eb.msg : oct_strerror((int)acc));
         im->fatal = IMPORT_EXIT_STORAGE;
@@ -215,6 +215,8 @@ static int import_file(import_t *im, const char *path, char **bufp, size_t *capp
         return IMPORT_EXIT_BADLINE;
     }
     gzbuffer(gz, 256 * 1024);
+    im->gz = gz;
+    im->consumed = 0;
     size_t have = 0;
     uint64_t lineno = 0;
     int rc = 0;
@@ -240,11 +242,13 @@ static int import_file(import_t *im, const char *path, char **bufp, size_t *capp
             char *nl = memchr(p, '\n', (size_t)(end - p));
             if (!nl) {
                 if (eof && p < end) { /* last line without a newline */
+                    im->consumed += (uint64_t)(end - p);
                     rc = parse_line(im, p, (size_t)(end - p), ++lineno);
                     p = end;
                 }
                 break;
             }
+            im->consumed += (uint64_t)(nl + 1 - p);
             rc = parse_line(im, p, (size_t)(nl - p), ++lineno);
             p = nl + 1;
             if (rc) break;
@@ -268,6 +272,9 @@ static int import_file(import_t *im, const char *path, char **bufp, size_t *capp
         im->n = 0;
         im->n_tags = 0;
     }
+    off_t off = gzoffset(gz);
+    im->bytes_done += off > 0 ? (uint64_t)off : 0;
+    im->gz = NULL;
     gzclose(gz);
     return rc;
 }
@@ -280,6 +287,8 @@ static void import_usage(FILE *f)
                "\nFlags:\n"
                "  --skip-errors  Report bad lines and go on instead of stopping at the first.\n"
                "  --auto-metric  Create metrics that have no UID yet.\n"
+               "  --quiet        No progress line (it is drawn on stderr only when that is\n"
+               "                 a terminal: percentage, points, rate and ETA).\n"
                "\nExit status: 0 done, 1 a bad line (without --skip-errors) or an unreadable\n"
                "file, 2 a storage error or bad usage.\n");
     cli_print_common_flags(f);
@@ -295,11 +304,14 @@ int cli_cmd_import(int argc, char **argv)
     int rc = cli_config("import", &argc, argv, &cfg);
     if (rc) return rc;
     import_t im = {0};
+    int quiet = 0;
     char **files = xmalloc((size_t)argc * sizeof(char *));
     int nfiles = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--skip-errors")) {
             im.skip_errors = 1;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
             fprintf(stderr, "octsdb import: unknown flag %s\n", argv[i]);
             nfiles = -1;
@@ -323,13 +335,25 @@ int cli_cmd_import(int argc, char **argv)
         return IMPORT_EXIT_STORAGE;
     }
     im.db = db;
-    im.tty = isatty(2);
+    /* The progress total: the sizes of the files, if all are regular files
+     * (gzip'ed ones by their compressed size, as they are read). */
+    uint64_t total = 0;
+    for (int i = 0; i < nfiles; i++) {
+        struct stat st;
+        if (strcmp(files[i], "-") && stat(files[i], &st) == 0 && S_ISREG(st.st_mode)) {
+            total += (uint64_t)st.st_size;
+        } else {
+            total = 0;
+            break;
+        }
+    }
+    cli_progress_init(&im.prog, "points", total, quiet);
     im.dps = xmalloc(IMPORT_BATCH * sizeof *im.dps);
     im.tag0 = xmalloc(IMPORT_BATCH * sizeof *im.tag0);
     im.lineno = xmalloc(IMPORT_BATCH * sizeof *im.lineno);
     size_t cap = IMPORT_BUF;
     char *buf = xmalloc(cap);
-    im.t0 = im.last_progress = now_s();
+    im.t0 = now_s();
     int status = 0;
     for (int i = 0; i < nfiles && !status; i++)
         status = import_file(&im, files[i], &buf, &cap);
@@ -343,7 +367,7 @@ int cli_cmd_import(int argc, char **argv)
         }
     }
     progress(&im, 1);
-    if (im.tty) fputc('\n', stderr);
+    cli_progress_break(&im.prog);
     double dt = now_s() - im.t0;
     printf("Imported %" PRIu64 " data points in %.3fs (%.1f points/s), %" PRIu64 " errors\n",
            im.points, dt, dt > 0 ? (double)im.points / dt : 0.0, im.errors);

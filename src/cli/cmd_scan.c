@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli_int.h"
 #include "codec/block.h"
@@ -517,6 +518,7 @@ typedef struct {
     size_t dl_len, dl_cap;
     size_t n_dl, n_dl_unique;
     uint64_t rows, points;
+    cli_progress_t prog; /* rows scanned; no total, so no ETA */
 } scan_t;
 
 static int tsuid_cmp(const void *a, const void *b, void *arg)
@@ -603,6 +605,7 @@ static int scan_row(void *ctx, const tsdb_row_t *row)
     cli_format_tags(s->db, &rk, s->import, &s->tags);
     const char *tags = oct_strbuf_cstr(&s->tags);
     s->rows++;
+    cli_progress_update(&s->prog, 0, s->rows, 0);
     if (!s->import) {
         put_javabytes(o, key.ptr, key.len);
         oct_strbuf_printf(o, " %s %" PRIu32 " (", metric, base);
@@ -733,7 +736,9 @@ static void scan_usage(FILE *f)
                "The --delete flag deletes every row matched by the query; it implies --import.\n"
                "\nFlags:\n"
                "  --import  Print `metric ts value k=v...` lines for 'octsdb import'.\n"
-               "  --delete  Delete the rows as they are scanned.\n");
+               "  --delete  Delete the rows as they are scanned.\n"
+               "  --quiet   No progress line (drawn on stderr, with rows and rate, when\n"
+               "            stderr is a terminal and the output is not).\n");
     cli_print_common_flags(f);
 }
 
@@ -747,6 +752,7 @@ int cli_cmd_scan(int argc, char **argv)
     int rc = cli_config("scan", &argc, argv, &cfg);
     if (rc) return rc;
     scan_t s = {0};
+    int quiet = 0;
     char **pos = xmalloc((size_t)argc * sizeof(char *));
     int npos = 0;
     for (int i = 1; i < argc; i++) {
@@ -754,6 +760,8 @@ int cli_cmd_scan(int argc, char **argv)
             s.import = 1;
         } else if (!strcmp(argv[i], "--delete")) {
             s.del = s.import = 1;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
             fprintf(stderr, "octsdb scan: unknown flag %s\n", argv[i]);
             scan_usage(stderr);
@@ -787,7 +795,11 @@ int cli_cmd_scan(int argc, char **argv)
     cli_rowkey_layout(db, &s.lay);
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
+    /* Progress only when the output is not the same terminal. */
+    cli_progress_init(&s.prog, "rows", 0, quiet || isatty(1));
     rc = cli_rows_foreach(db, &qs, scan_row, &s, &eb);
+    cli_progress_update(&s.prog, 0, s.rows, 1);
+    cli_progress_break(&s.prog);
     if (rc == 0 && s.del) rc = scan_delete(&s, &qs, &eb);
     int status = CLI_EXIT_OK;
     if (rc) {

@@ -72,10 +72,12 @@ static const api_route_t api_routes[] = {
     {"version", API_GET | API_POST, MODE_ALL, 0, api_version},
 };
 
-/* Legacy (non-/api) routes: 2.4's UI-era paths (api_legacy.c), and two
- * that answer the API's JSON. */
+/* Legacy (non-/api) routes: 2.4's UI-era paths (api_legacy.c), two that
+ * answer the API's JSON, and /metrics (Prometheus' text format,
+ * api_metrics.c). */
 static const api_route_t api_legacy_routes[] = {
     {"aggregators", API_GET | API_POST, MODE_ALL, 0, api_aggregators},
+    {"metrics", API_GET, MODE_ALL, 0, api_metrics},
     {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
     {"logs", API_GET | API_POST, MODE_ALL, 0, api_legacy_logs},
     {"q", API_GET | API_POST, MODE_READ, 0, api_legacy_q},

@@ -37,6 +37,7 @@ void api_serializers(api_call_t *c);
 void api_stats(api_call_t *c);
 void api_stats_query(api_call_t *c);
 void api_stats_threads(api_call_t *c);
+void api_metrics(api_call_t *c); /* /metrics, Prometheus text (api_metrics.c) */
 void api_dropcaches(api_call_t *c);
 void api_rollup(api_call_t *c);    /* 501: not implemented (api_misc.c) */
 void api_histogram(api_call_t *c); /* 501: not implemented */
@@ -68,6 +69,24 @@ void api_legacy_version(api_call_t *c);
 void api_legacy_logs(api_call_t *c);
 void api_legacy_stats(api_call_t *c);
 void api_legacy_q(api_call_t *c);
+
+/* One /api/stats entry: OpenTSDB's metric name ("tsd.rpc.received", a
+ * static string), a "k=v" tag or "" (static), the value, and whether it is
+ * a gauge (a level that goes down as well as up) rather than a counter. */
+typedef struct {
+    const char *metric;
+    const char *tag;
+    uint64_t value;
+    int gauge;
+} api_stat_t;
+
+/* The most entries api_stats_collect fills. */
+#define API_STATS_MAX 48
+
+/* The TSD's stats as /api/stats and /metrics both report them, in
+ * /api/stats order: fills out[0..API_STATS_MAX) and returns how many.
+ * The host tag is not included (the renderer adds it if it wants it). */
+size_t api_stats_collect(api_call_t *c, api_stat_t *out);
 
 /* The router's tables as data, for tests that must cover every route:
  * path after "/api/" (or after "/" when legacy), the verbs it takes and those

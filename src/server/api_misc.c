@@ -156,26 +156,23 @@ void api_serializers(api_call_t *c)
 }
 
 /* One stats entry; tag is "k=v" or "" (the host tag is always added). */
-static void api_stat(api_call_t *c, json_writer_t *w, int64_t now, const char *metric,
-                     uint64_t value, const char *tag)
+static void api_stat_json(api_call_t *c, json_writer_t *w, int64_t now, const api_stat_t *st)
 {
     json_w_obj_begin(w);
     json_w_key(w, "metric");
-    json_w_str(w, metric);
+    json_w_str(w, st->metric);
     json_w_key(w, "timestamp");
     json_w_int(w, now);
     json_w_key(w, "value");
     char v[24];
-    snprintf(v, sizeof v, "%" PRIu64, value);
+    snprintf(v, sizeof v, "%" PRIu64, st->value);
     json_w_str(w, v);
     json_w_key(w, "tags");
     json_w_obj_begin(w);
-    if (tag && *tag) {
-        const char *eq = strchr(tag, '=');
-        if (eq) {
-            json_w_keyn(w, tag, (size_t)(eq - tag));
-            json_w_str(w, eq + 1);
-        }
+    const char *eq = strchr(st->tag, '=');
+    if (eq) {
+        json_w_keyn(w, st->tag, (size_t)(eq - st->tag));
+        json_w_str(w, eq + 1);
     }
     json_w_key(w, "host");
     json_w_str(w, c->tsd->hostname);
@@ -183,7 +180,7 @@ static void api_stat(api_call_t *c, json_writer_t *w, int64_t now, const char *m
     json_w_obj_end(w);
 }
 
-void api_stats(api_call_t *c)
+size_t api_stats_collect(api_call_t *c, api_stat_t *out)
 {
     static const struct {
         const char *metric, *tag;
@@ -192,28 +189,30 @@ void api_stats(api_call_t *c)
         TSD_COUNTER_MAP(TSD_CTR_NAME)
 #undef TSD_CTR_NAME
     };
-    int64_t now = (int64_t)time(NULL);
-    json_writer_t w;
-    api_json_begin(c, &w);
-    json_w_arr_begin(&w);
+    _Static_assert(TSD_CTR_COUNT + 11 + 2 * CODEC_UID_N_KINDS <= API_STATS_MAX,
+                   "API_STATS_MAX too small");
+    size_t n = 0;
+#define API_STAT(m, t, v, g) (out[n++] = (api_stat_t){(m), (t), (v), (g)})
     for (size_t i = 0; i < TSD_CTR_COUNT; i++)
-        api_stat(c, &w, now, ctrs[i].metric,
-                 atomic_load_explicit(&c->tsd->counters[i], memory_order_relaxed), ctrs[i].tag);
-    api_stat(c, &w, now, "tsd.uptime", (uint64_t)(now - c->tsd->started_s), "");
+        API_STAT(ctrs[i].metric, ctrs[i].tag,
+                 atomic_load_explicit(&c->tsd->counters[i], memory_order_relaxed),
+                 i == TSD_CTR_CONN_OPEN);
+    int64_t now = (int64_t)time(NULL);
+    API_STAT("tsd.uptime", "", (uint64_t)(now - c->tsd->started_s), 1);
 
     tsdb_stats_t st;
     memset(&st, 0, sizeof st);
     tsdb_stats(c->tsd->db, &st);
-    api_stat(c, &w, now, "tsd.datapoints.added", st.points_accepted, "type=all");
-    api_stat(c, &w, now, "tsd.datapoints.rejected", st.points_rejected, "type=all");
-    api_stat(c, &w, now, "tsd.datapoints.duplicates", st.duplicates, "");
-    api_stat(c, &w, now, "tsd.series.active", st.series, "");
-    api_stat(c, &w, now, "tsd.series.created", st.series_created, "");
-    api_stat(c, &w, now, "tsd.head.points", st.head_points, "");
-    api_stat(c, &w, now, "tsd.wal.bytes_written", st.wal_bytes_written, "");
-    api_stat(c, &w, now, "tsd.wal.syncs", st.wal_syncs, "");
-    api_stat(c, &w, now, "tsd.storage.blocks_flushed", st.blocks_flushed, "");
-    api_stat(c, &w, now, "tsd.storage.flush_errors", st.flush_errors, "");
+    API_STAT("tsd.datapoints.added", "type=all", st.points_accepted, 0);
+    API_STAT("tsd.datapoints.rejected", "type=all", st.points_rejected, 0);
+    API_STAT("tsd.datapoints.duplicates", "", st.duplicates, 0);
+    API_STAT("tsd.series.active", "", st.series, 1);
+    API_STAT("tsd.series.created", "", st.series_created, 0);
+    API_STAT("tsd.head.points", "", st.head_points, 1);
+    API_STAT("tsd.wal.bytes_written", "", st.wal_bytes_written, 0);
+    API_STAT("tsd.wal.syncs", "", st.wal_syncs, 0);
+    API_STAT("tsd.storage.blocks_flushed", "", st.blocks_flushed, 0);
+    API_STAT("tsd.storage.flush_errors", "", st.flush_errors, 0);
 
     /* OpenTSDB's UID usage: tsd.uid.ids-used / ids-available kind=<kind>. */
     uid_registry_t *u = tsdb_uids(c->tsd->db);
@@ -222,9 +221,23 @@ void api_stats(api_call_t *c)
         uint64_t used = 0;
         if (uid_counter(u, (codec_uid_kind_t)k, &used, NULL)) used = 0;
         uint64_t max = codec_uid_max(uid_width(u, (codec_uid_kind_t)k));
-        api_stat(c, &w, now, "tsd.uid.ids-used", used, kinds[k]);
-        api_stat(c, &w, now, "tsd.uid.ids-available", max > used ? max - used : 0, kinds[k]);
+        API_STAT("tsd.uid.ids-used", kinds[k], used, 1);
+        API_STAT("tsd.uid.ids-available", kinds[k], max > used ? max - used : 0, 1);
     }
+#undef API_STAT
+    return n;
+}
+
+void api_stats(api_call_t *c)
+{
+    api_stat_t stats[API_STATS_MAX];
+    size_t n = api_stats_collect(c, stats);
+    int64_t now = (int64_t)time(NULL);
+    json_writer_t w;
+    api_json_begin(c, &w);
+    json_w_arr_begin(&w);
+    for (size_t i = 0; i < n; i++)
+        api_stat_json(c, &w, now, &stats[i]);
     json_w_arr_end(&w);
 }
 

@@ -70,6 +70,7 @@ static const route_t want_routes[] = {
     {"logs", 1, G | P, 0},
     {"q", 1, G | P, 0},
     {"stats", 1, G | P, 0},
+    {"metrics", 1, G, 0},
     {"suggest", 1, G | P, 0},
     {"version", 1, G | P, 0},
     {"version.json", 1, G | P, 0},
