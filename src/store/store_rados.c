@@ -1340,24 +1340,20 @@ static int rs_scan_next(store_scanner_t *base, store_result_t *row, oct_errbuf_t
             if (sc->family_len &&
                 !oct_slice_eq(oct_slice(buf, fl), oct_slice(sc->family, sc->family_len)))
                 continue;
+            /* the qualifier goes after the row key in scratch (which holds
+             * first->row.len >= rlen bytes, and c's row part is rlen long) */
             size_t qoff = rlen + (size_t)used, ql;
-            if (c->row.len - qoff > sc->scratch_cap) {
-                sc->scratch_cap = 2 * c->row.len;
+            if (r0.len + c->row.len > sc->scratch_cap) {
+                sc->scratch_cap = 2 * (r0.len + c->row.len);
                 sc->scratch = xrealloc(sc->scratch, sc->scratch_cap);
+                r0.ptr = sc->scratch; /* split_key decoded the row at offset 0 */
             }
-            used = dec1(c->row.ptr + qoff, c->row.len - qoff, sc->scratch, &ql);
+            uint8_t *qbuf = sc->scratch + r0.len;
+            used = dec1(c->row.ptr + qoff, c->row.len - qoff, qbuf, &ql);
             if (used < 0 || qoff + (size_t)used != c->row.len)
                 return oct_err(eb, OCT_ECORRUPT, "malformed omap key in a scan");
-            /* the row key: decode again, scratch held the qualifier */
-            uint8_t *rk = xmalloc(rlen);
-            size_t rl;
-            if (dec1(c->row.ptr, rlen, rk, &rl) < 0) {
-                free(rk);
-                return oct_err(eb, OCT_ECORRUPT, "malformed omap key in a scan");
-            }
-            store_result_add(row, oct_slice(rk, rl), oct_slice(buf, fl), oct_slice(sc->scratch, ql),
+            store_result_add(row, r0, oct_slice(buf, fl), oct_slice(qbuf, ql),
                              oct_slice(c->value.ptr + 1, c->value.len - 1));
-            free(rk);
         }
         sc->pos = end;
         if (row->n) return 1;
