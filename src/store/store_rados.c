@@ -38,19 +38,20 @@
 #include "common/config.h"
 #include "common/xmalloc.h"
 #include "store/store_builtin.h"
+#include "store/store_util.h"
 
-#define RS_PART_MAX       255
-#define RS_FAMILY_MAX     255
-#define RS_ROW_MAX        65535
-#define RS_QUALIFIER_MAX  65535
-#define RS_TABLE_NAME_MAX 200
-#define RS_OID_MAX        (RS_TABLE_NAME_MAX + 2 + 2 * RS_PART_MAX)
-#define RS_PAGE           1024 /* the OSD returns at most this many omap entries per op */
-#define RS_INFLIGHT       64
-#define RS_RETRIES        16 /* reads restarted because the object changed */
-#define RS_INCR_RETRIES   100000
-#define RS_CELL_V1        0x01       /* the version byte in front of every stored value */
-#define RS_IDX_MAX        (1u << 20) /* indexed partitions remembered, then forgotten */
+#define STORE_PART_MAX      255
+#define STORE_FAMILY_MAX    255
+#define STORE_ROW_MAX       65535
+#define STORE_QUALIFIER_MAX 65535
+#define RS_TABLE_NAME_MAX   200
+#define RS_OID_MAX          (RS_TABLE_NAME_MAX + 2 + 2 * STORE_PART_MAX)
+#define RS_PAGE             1024 /* the OSD returns at most this many omap entries per op */
+#define RS_INFLIGHT         64
+#define RS_RETRIES          16 /* reads restarted because the object changed */
+#define RS_INCR_RETRIES     100000
+#define RS_CELL_V1          0x01       /* the version byte in front of every stored value */
+#define RS_IDX_MAX          (1u << 20) /* indexed partitions remembered, then forgotten */
 
 /* Counters of this process: increments of one counter are serialised here
  * (threads of one process would otherwise only make each other retry), and
@@ -140,46 +141,28 @@ static long dec1(const uint8_t *p, size_t n, uint8_t *out, size_t *out_len)
     return -1;
 }
 
-/* A growable scratch buffer. */
-typedef struct {
-    uint8_t *p;
-    size_t len, cap;
-} rbuf_t;
-
-static uint8_t *rb_reserve(rbuf_t *b, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    return b->p + b->len;
-}
-
 /* Appends enc1(x) to b. */
-static void rb_enc1(rbuf_t *b, oct_slice_t x)
+static void rb_enc1(store_buf_t *b, oct_slice_t x)
 {
-    uint8_t *e = enc1(rb_reserve(b, enc1_len(x)), x);
+    uint8_t *e = enc1(store__buf_reserve(b, enc1_len(x)), x);
     b->len = (size_t)(e - b->p);
 }
 
-static void rb_put(rbuf_t *b, const void *p, size_t n)
+static void rb_put(store_buf_t *b, const void *p, size_t n)
 {
-    if (n) memcpy(rb_reserve(b, n), p, n);
+    if (n) memcpy(store__buf_reserve(b, n), p, n);
     b->len += n;
 }
 
 /* The omap key of a cell, replacing b's contents; NUL-terminated (the key
  * itself never holds a 00 byte). */
-static void cell_key(rbuf_t *b, oct_slice_t row, oct_slice_t family, oct_slice_t qualifier)
+static void cell_key(store_buf_t *b, oct_slice_t row, oct_slice_t family, oct_slice_t qualifier)
 {
     b->len = 0;
     rb_enc1(b, row);
     rb_enc1(b, family);
     rb_enc1(b, qualifier);
-    rb_reserve(b, 1)[0] = '\0';
+    store__buf_reserve(b, 1)[0] = '\0';
 }
 
 /* Splits an omap key into row, family and qualifier, decoded into scratch
@@ -205,60 +188,6 @@ static int split_key(const uint8_t *k, size_t kl, uint8_t *scratch, oct_slice_t 
 static int rs_fail(oct_errbuf_t *eb, int rc, const char *what, const char *oid)
 {
     return oct_err(eb, OCT_EIO, "rados %s %s: %s", what, oid ? oid : "", strerror(-rc));
-}
-
-static int check_part(oct_slice_t part, oct_errbuf_t *eb)
-{
-    if (part.len < 1 || part.len > RS_PART_MAX)
-        return oct_err(eb, OCT_EINVAL, "partition length %zu not in 1..%d", part.len, RS_PART_MAX);
-    return 0;
-}
-
-static int check_row(oct_slice_t row, oct_errbuf_t *eb)
-{
-    if (row.len < 1 || row.len > RS_ROW_MAX)
-        return oct_err(eb, OCT_EINVAL, "row key length %zu not in 1..%d", row.len, RS_ROW_MAX);
-    return 0;
-}
-
-static int check_family(oct_slice_t f, int allow_empty, oct_errbuf_t *eb)
-{
-    if (f.len == 0 && allow_empty) return 0;
-    if (f.len < 1 || f.len > RS_FAMILY_MAX)
-        return oct_err(eb, OCT_EINVAL, "family length %zu not in 1..%d", f.len, RS_FAMILY_MAX);
-    if (memchr(f.ptr, 0, f.len)) return oct_err(eb, OCT_EINVAL, "family contains a NUL byte");
-    return 0;
-}
-
-static int check_qualifier(oct_slice_t q, oct_errbuf_t *eb)
-{
-    if (q.len > RS_QUALIFIER_MAX)
-        return oct_err(eb, OCT_EINVAL, "qualifier length %zu over %d", q.len, RS_QUALIFIER_MAX);
-    return 0;
-}
-
-static int check_table(const rs_store_t *st, store_table_t t, oct_errbuf_t *eb)
-{
-    if (!st || (unsigned)t >= STORE_TABLE_COUNT)
-        return oct_err(eb, OCT_EINVAL, "no such table %d", (int)t);
-    return 0;
-}
-
-static int check_writable(const rs_store_t *st, oct_errbuf_t *eb)
-{
-    if (st->read_only) return oct_err(eb, OCT_EINVAL, "store %s is open read-only", st->dir);
-    return 0;
-}
-
-static int check_op(const store_op_t *op, oct_errbuf_t *eb)
-{
-    int rc;
-    if (op->kind < STORE_OP_PUT || op->kind > STORE_OP_DELETE_ROW)
-        return oct_err(eb, OCT_EINVAL, "bad op kind %d", (int)op->kind);
-    if ((rc = check_row(op->cell.row, eb))) return rc;
-    if (op->kind == STORE_OP_DELETE_ROW) return 0;
-    if ((rc = check_family(op->cell.family, 0, eb))) return rc;
-    return check_qualifier(op->cell.qualifier, eb);
 }
 
 /* ---------- objects ---------- */
@@ -291,6 +220,26 @@ static int read_op_wait(rs_store_t *st, rados_read_op_t op, const char *oid, uin
     }
     rados_aio_release(c);
     return rc;
+}
+
+/* Starts a read or write op (exactly one of rop, wop) on oid with a new
+ * completion in *c. On failure the op is released, *c is NULL, and the
+ * error is returned. */
+static int aio_start(rs_store_t *st, rados_read_op_t rop, rados_write_op_t wop, const char *oid,
+                     rados_completion_t *c)
+{
+    *c = NULL;
+    int e = rados_aio_create_completion2(NULL, NULL, c);
+    if (e == 0)
+        e = rop ? rados_aio_read_op_operate(rop, st->io, *c, oid, 0)
+                : rados_aio_write_op_operate(wop, st->io, *c, oid, NULL, 0);
+    if (e < 0) {
+        if (*c) rados_aio_release(*c);
+        *c = NULL;
+        if (rop) rados_release_read_op(rop);
+        if (wop) rados_release_write_op(wop);
+    }
+    return e;
 }
 
 /* Appends every entry of iterator it to raw (key in .row, value in .value)
@@ -455,8 +404,8 @@ static void idx_remember(rs_store_t *st, const uint8_t *k)
 static int index_parts(rs_store_t *st, store_table_t t, const oct_slice_t *parts, size_t n,
                        oct_errbuf_t *eb)
 {
-    uint8_t k[2 + RS_PART_MAX];
-    rbuf_t b = {0};
+    uint8_t k[2 + STORE_PART_MAX];
+    store_buf_t b = {0};
     size_t *offs = xmalloc((n ? n : 1) * sizeof *offs), m = 0;
     for (size_t i = 0; i < n; i++) {
         k[0] = (uint8_t)t;
@@ -501,25 +450,6 @@ static int index_parts(rs_store_t *st, store_table_t t, const oct_slice_t *parts
 }
 
 /* ---------- open / close ---------- */
-
-static int mkdir_p(const char *dir)
-{
-    char *p = xstrdup(dir);
-    int rc = 0;
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s != '\0') continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *s = c;
-        if (!c) break;
-    }
-    free(p);
-    return rc;
-}
 
 /* The namespace recorded in DIR/rados.ns (malloc'd), or NULL if none. */
 static char *ns_read(const char *dir)
@@ -679,7 +609,7 @@ static int rs_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
     }
     if (!rc && !opts->read_only) {
         char path[4200];
-        int e = mkdir_p(opts->dir);
+        int e = store__mkdir_p(opts->dir);
         if (e) rc = oct_err(eb, OCT_EIO, "cannot create data dir %s: %s", opts->dir, strerror(-e));
         snprintf(path, sizeof path, "%s/rados.lock", opts->dir);
         if (!rc && (st->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
@@ -716,24 +646,24 @@ static int rs_is_read_only(const store_t *base)
 /* ---------- reads ---------- */
 
 /* The NUL-terminated prefix enc1(row) [| enc1(family)] into b. */
-static void row_prefix(rbuf_t *b, oct_slice_t row, oct_slice_t family)
+static void row_prefix(store_buf_t *b, oct_slice_t row, oct_slice_t family)
 {
     b->len = 0;
     rb_enc1(b, row);
     if (family.len) rb_enc1(b, family);
-    rb_reserve(b, 1)[0] = '\0';
+    store__buf_reserve(b, 1)[0] = '\0';
 }
 
 static int get_one(rs_store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row,
                    oct_slice_t family, store_result_t *out, oct_errbuf_t *eb)
 {
     int rc;
-    if ((rc = check_part(part, eb)) || (rc = check_row(row, eb)) ||
-        (rc = check_family(family, 1, eb)))
+    if ((rc = store__check_part(part, eb)) || (rc = store__check_row(row, eb)) ||
+        (rc = store__check_family(family, 1, eb)))
         return rc;
     char oid[RS_OID_MAX + 1];
     data_oid(st, t, part, oid);
-    rbuf_t b = {0};
+    store_buf_t b = {0};
     store_result_t raw = STORE_RESULT_INIT;
     row_prefix(&b, row, family);
     rc = read_range(st, oid, (const char *)b.p, "", NULL, 0, 1, &raw, eb);
@@ -748,13 +678,13 @@ static int rs_get(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t 
                   oct_slice_t family, store_result_t *out, oct_errbuf_t *eb)
 {
     rs_store_t *st = (rs_store_t *)base;
-    int rc = check_table(st, t, eb);
+    int rc = store__check_table(st, t, eb);
     return rc ? rc : get_one(st, t, part, row, family, out, eb);
 }
 
 /* The stored value of one cell: 1 and *raw holding it (version byte
  * included) if present, 0 if not, or an error. */
-static int read_cell_raw(rs_store_t *st, const char *oid, const rbuf_t *key, rbuf_t *raw,
+static int read_cell_raw(rs_store_t *st, const char *oid, const store_buf_t *key, store_buf_t *raw,
                          oct_errbuf_t *eb)
 {
     const char *keys[1] = {(const char *)key->p};
@@ -789,12 +719,13 @@ static int rs_get_cell(store_t *base, store_table_t t, oct_slice_t part, oct_sli
 {
     rs_store_t *st = (rs_store_t *)base;
     int rc;
-    if ((rc = check_table(st, t, eb)) || (rc = check_part(part, eb)) || (rc = check_row(row, eb)) ||
-        (rc = check_family(family, 0, eb)) || (rc = check_qualifier(qualifier, eb)))
+    if ((rc = store__check_table(st, t, eb)) || (rc = store__check_part(part, eb)) ||
+        (rc = store__check_row(row, eb)) || (rc = store__check_family(family, 0, eb)) ||
+        (rc = store__check_qualifier(qualifier, eb)))
         return rc;
     char oid[RS_OID_MAX + 1];
     data_oid(st, t, part, oid);
-    rbuf_t key = {0}, raw = {0};
+    store_buf_t key = {0}, raw = {0};
     cell_key(&key, row, family, qualifier);
     rc = read_cell_raw(st, oid, &key, &raw, eb);
     if (rc == 1) store_result_add(out, row, family, qualifier, oct_slice(raw.p + 1, raw.len - 1));
@@ -803,13 +734,14 @@ static int rs_get_cell(store_t *base, store_table_t t, oct_slice_t part, oct_sli
     return rc;
 }
 
-/* One row read of a multi_get in flight. */
+/* One omap read in flight (a multi_get row, a part_list probe). */
 typedef struct {
     rados_read_op_t op;
     rados_completion_t c;
     rados_omap_iter_t it;
     unsigned char more;
     int prval;
+    char oid[RS_OID_MAX + 1]; /* used by the probes */
 } rs_pending_t;
 
 /* Waits for p and appends its row (in key order); a row longer than one
@@ -849,15 +781,16 @@ static int rs_multi_get(store_t *base, store_table_t t, const store_key_t *keys,
                         oct_slice_t family, store_result_t *out, oct_errbuf_t *eb)
 {
     rs_store_t *st = (rs_store_t *)base;
-    int rc = check_table(st, t, eb);
+    int rc = store__check_table(st, t, eb);
     if (rc) return rc;
     for (size_t i = 0; i < n; i++)
-        if ((rc = check_part(keys[i].part, eb)) || (rc = check_row(keys[i].row, eb))) return rc;
-    if ((rc = check_family(family, 1, eb))) return rc;
+        if ((rc = store__check_part(keys[i].part, eb)) || (rc = store__check_row(keys[i].row, eb)))
+            return rc;
+    if ((rc = store__check_family(family, 1, eb))) return rc;
     size_t before = out->n;
     rs_pending_t pend[RS_INFLIGHT];
     memset(pend, 0, sizeof pend);
-    rbuf_t b = {0};
+    store_buf_t b = {0};
     char oid[RS_OID_MAX + 1];
     /* key i is in slot i % RS_INFLIGHT; rows are appended in key order */
     size_t issued = 0, done = 0;
@@ -869,12 +802,9 @@ static int rs_multi_get(store_t *base, store_table_t t, const store_key_t *keys,
             p->op = rados_create_read_op();
             rados_read_op_omap_get_vals2(p->op, "", (const char *)b.p, RS_PAGE, &p->it, &p->more,
                                          &p->prval);
-            int e = rados_aio_create_completion2(NULL, NULL, &p->c);
-            if (e == 0) e = rados_aio_read_op_operate(p->op, st->io, p->c, oid, 0);
+            int e = aio_start(st, p->op, NULL, oid, &p->c);
             if (e < 0) {
                 /* nothing in flight for this slot: finish the others, then fail */
-                if (p->c) rados_aio_release(p->c);
-                rados_release_read_op(p->op);
                 memset(p, 0, sizeof *p);
                 rc = rs_fail(eb, e, "aio read", oid);
                 break;
@@ -913,7 +843,7 @@ static int kv_cmp(const void *a, const void *b, void *base)
 /* Adds a run of PUTs as one omap_set2. omap_set2 takes a map, so of two
  * PUTs of one key only the later one (in op order) is passed: the result
  * the ops applied one by one would give. */
-static void flush_puts(rados_write_op_t op, const rbuf_t *b, rs_kv_t *run, size_t n)
+static void flush_puts(rados_write_op_t op, const store_buf_t *b, rs_kv_t *run, size_t n)
 {
     if (!n) return;
     if (n > 1) qsort_r(run, n, sizeof *run, kv_cmp, b->p);
@@ -939,7 +869,7 @@ static void flush_puts(rados_write_op_t op, const rbuf_t *b, rs_kv_t *run, size_
 /* Adds ops[idx[0..n)] (all of one object) to op, in order. librados copies
  * keys and values when an action is added, so the scratch is reused. */
 static void add_ops(rados_write_op_t op, const store_op_t *ops, const size_t *idx, size_t n,
-                    rbuf_t *b)
+                    store_buf_t *b)
 {
     rs_kv_t *run = xmalloc((n ? n : 1) * sizeof *run);
     size_t nrun = 0;
@@ -976,7 +906,7 @@ static void add_ops(rados_write_op_t op, const store_op_t *ops, const size_t *id
             row_prefix(b, c->row,
                        o->kind == STORE_OP_DELETE_FAMILY ? c->family : oct_slice(NULL, 0));
             size_t pl = b->len;
-            uint8_t *end = rb_reserve(b, pl);
+            uint8_t *end = store__buf_reserve(b, pl);
             memcpy(end, b->p, pl);
             end[pl - 1] = 0x02;
             rados_write_op_omap_rm_range2(op, (const char *)b->p, pl, (const char *)end, pl);
@@ -1030,9 +960,12 @@ static int rs_write(store_t *base, store_table_t t, const store_op_t *ops, size_
     rs_store_t *st = (rs_store_t *)base;
     (void)flags; /* a RADOS ack is already durable on every replica */
     int rc;
-    if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb))) return rc;
+    if ((rc = store__check_table(st, t, eb)) ||
+        (rc = store__check_writable(st->read_only, st->dir, eb)))
+        return rc;
     for (size_t i = 0; i < n; i++)
-        if ((rc = check_part(ops[i].part, eb)) || (rc = check_op(&ops[i], eb))) return rc;
+        if ((rc = store__check_part(ops[i].part, eb)) || (rc = store__check_op(&ops[i], eb)))
+            return rc;
     if (n == 0) return 0;
 
     size_t *idx = xmalloc(n * sizeof *idx);
@@ -1054,7 +987,7 @@ static int rs_write(store_t *base, store_table_t t, const store_op_t *ops, size_
     rc = index_parts(st, t, indexed, nindexed, eb);
 
     rs_wpending_t *pend = rc ? NULL : xcalloc(RS_INFLIGHT, sizeof *pend);
-    rbuf_t b = {0};
+    store_buf_t b = {0};
     size_t issued = 0, done = 0;
     while (!rc && done < ng) {
         while (issued < ng && issued - done < RS_INFLIGHT) {
@@ -1066,11 +999,8 @@ static int rs_write(store_t *base, store_table_t t, const store_op_t *ops, size_
             p->deletes_only = !has_put(ops, gi, gn);
             if (!p->deletes_only) rados_write_op_create(p->op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
             add_ops(p->op, ops, gi, gn, &b);
-            int e = rados_aio_create_completion2(NULL, NULL, &p->c);
-            if (e == 0) e = rados_aio_write_op_operate(p->op, st->io, p->c, p->oid, NULL, 0);
+            int e = aio_start(st, NULL, p->op, p->oid, &p->c);
             if (e < 0) {
-                if (p->c) rados_aio_release(p->c);
-                rados_release_write_op(p->op);
                 rc = rs_fail(eb, e, "aio write", p->oid);
                 break;
             }
@@ -1103,8 +1033,9 @@ static int check_checks(const store_check_t *checks, size_t n, oct_errbuf_t *eb)
         const store_check_t *c = &checks[i];
         if (c->kind != STORE_CHECK_ABSENT && c->kind != STORE_CHECK_EQUALS)
             return oct_err(eb, OCT_EINVAL, "bad check kind %d", (int)c->kind);
-        if ((rc = check_row(c->cell.row, eb)) || (rc = check_family(c->cell.family, 0, eb)) ||
-            (rc = check_qualifier(c->cell.qualifier, eb)))
+        if ((rc = store__check_row(c->cell.row, eb)) ||
+            (rc = store__check_family(c->cell.family, 0, eb)) ||
+            (rc = store__check_qualifier(c->cell.qualifier, eb)))
             return rc;
     }
     return 0;
@@ -1113,7 +1044,7 @@ static int check_checks(const store_check_t *checks, size_t n, oct_errbuf_t *eb)
 /* The checks as omap_cmp2 actions on a read or a write op: ABSENT compares
  * with "", EQUALS with 01|value (docs/format/rados.md, "cas"). */
 static void add_checks(rados_write_op_t wop, rados_read_op_t rop, const store_check_t *checks,
-                       size_t n, int *prvals, rbuf_t *b)
+                       size_t n, int *prvals, store_buf_t *b)
 {
     for (size_t i = 0; i < n; i++) {
         const store_cell_t *c = &checks[i].cell;
@@ -1144,16 +1075,17 @@ static int rs_cas(store_t *base, store_table_t t, oct_slice_t part, const store_
     rs_store_t *st = (rs_store_t *)base;
     (void)flags;
     int rc;
-    if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb)) ||
-        (rc = check_part(part, eb)) || (rc = check_checks(checks, n_checks, eb)))
+    if ((rc = store__check_table(st, t, eb)) ||
+        (rc = store__check_writable(st->read_only, st->dir, eb)) ||
+        (rc = store__check_part(part, eb)) || (rc = check_checks(checks, n_checks, eb)))
         return rc;
     for (size_t i = 0; i < n_ops; i++)
-        if ((rc = check_op(&ops[i], eb))) return rc;
+        if ((rc = store__check_op(&ops[i], eb))) return rc;
     if (has_put(ops, NULL, n_ops) && (rc = index_parts(st, t, &part, 1, eb))) return rc;
 
     char oid[RS_OID_MAX + 1];
     data_oid(st, t, part, oid);
-    rbuf_t b = {0};
+    store_buf_t b = {0};
     int *prvals = xcalloc(n_checks ? n_checks : 1, sizeof *prvals);
     if (n_ops == 0) {
         /* checks only: a read, which creates nothing */
@@ -1188,14 +1120,15 @@ static int rs_incr(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t
     rs_store_t *st = (rs_store_t *)base;
     (void)flags;
     int rc;
-    if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb)) ||
-        (rc = check_part(part, eb)) || (rc = check_row(row, eb)) ||
-        (rc = check_family(family, 0, eb)) || (rc = check_qualifier(qualifier, eb)))
+    if ((rc = store__check_table(st, t, eb)) ||
+        (rc = store__check_writable(st->read_only, st->dir, eb)) ||
+        (rc = store__check_part(part, eb)) || (rc = store__check_row(row, eb)) ||
+        (rc = store__check_family(family, 0, eb)) || (rc = store__check_qualifier(qualifier, eb)))
         return rc;
     if ((rc = index_parts(st, t, &part, 1, eb))) return rc;
     char oid[RS_OID_MAX + 1];
     data_oid(st, t, part, oid);
-    rbuf_t key = {0}, old = {0}, ck = {0};
+    store_buf_t key = {0}, old = {0}, ck = {0};
     cell_key(&key, row, family, qualifier);
     rb_put(&ck, oid, strlen(oid) + 1);
     rb_put(&ck, key.p, key.len);
@@ -1274,21 +1207,17 @@ static int rs_scan_open(store_t *base, store_table_t t, const store_scan_spec_t 
     rs_store_t *st = (rs_store_t *)base;
     int rc;
     *out = NULL;
-    if ((rc = check_table(st, t, eb)) || (rc = check_part(spec->part, eb)) ||
-        (rc = check_family(spec->family, 1, eb)))
-        return rc;
-    if (spec->start_row.len > RS_ROW_MAX || spec->stop_row.len > RS_ROW_MAX)
-        return oct_err(eb, OCT_EINVAL, "scan bound longer than %d bytes", RS_ROW_MAX);
+    if ((rc = store__check_table(st, t, eb)) || (rc = store__check_scan_spec(spec, eb))) return rc;
     char oid[RS_OID_MAX + 1];
     data_oid(st, t, spec->part, oid);
     /* start_after = enc1(start) without its last byte: nothing lies between
      * it and enc1(start), since no encoding has 01 followed by 00 */
-    rbuf_t after = {0}, stop = {0};
+    store_buf_t after = {0}, stop = {0};
     if (spec->start_row.len) {
         rb_enc1(&after, spec->start_row);
         after.len--;
     }
-    rb_reserve(&after, 1)[0] = '\0';
+    store__buf_reserve(&after, 1)[0] = '\0';
     if (spec->stop_row.len) rb_enc1(&stop, spec->stop_row);
     rs_scanner_t *sc = xcalloc(1, sizeof *sc);
     rc = read_range(st, oid, "", (const char *)after.p, stop.p, stop.len, 1, &sc->raw, eb);
@@ -1332,7 +1261,7 @@ static int rs_scan_next(store_scanner_t *base, store_result_t *row, oct_errbuf_t
             end++;
         for (size_t i = sc->pos; keep && i < end; i++) {
             const store_cell_t *c = &sc->raw.cells[i];
-            uint8_t buf[2 * RS_FAMILY_MAX + 4];
+            uint8_t buf[2 * STORE_FAMILY_MAX + 4];
             size_t fl;
             long used = dec1(c->row.ptr + rlen, c->row.len - rlen, buf, &fl);
             if (used < 0 || c->value.len < 1 || c->value.ptr[0] != RS_CELL_V1)
@@ -1375,14 +1304,7 @@ static void rs_scan_close(store_scanner_t *base)
 
 /* Partitions of the index page in raw[from..): which hold a cell, up to
  * RS_INFLIGHT object reads in flight; calls cb in order. */
-typedef struct {
-    rados_read_op_t op;
-    rados_completion_t c;
-    rados_omap_iter_t it;
-    unsigned char more;
-    int prval;
-    char oid[RS_OID_MAX + 1];
-} rs_probe_t;
+typedef rs_pending_t rs_probe_t; /* with .oid set */
 
 static int probe_finish(rs_probe_t *p, int *nonempty, oct_errbuf_t *eb)
 {
@@ -1397,10 +1319,10 @@ static int probe_finish(rs_probe_t *p, int *nonempty, oct_errbuf_t *eb)
     return rc < 0 ? rs_fail(eb, rc, "omap read", p->oid) : 0;
 }
 
-/* Decodes index key k into part (RS_PART_MAX bytes). */
+/* Decodes index key k into part (STORE_PART_MAX bytes). */
 static int index_key_part(const store_cell_t *k, uint8_t *part, size_t *len)
 {
-    if (k->row.len > 2 * RS_PART_MAX + 2) return -1;
+    if (k->row.len > 2 * STORE_PART_MAX + 2) return -1;
     long used = dec1(k->row.ptr, k->row.len, part, len);
     return used < 0 || (size_t)used != k->row.len || *len < 1 ? -1 : 0;
 }
@@ -1409,7 +1331,7 @@ static int probe_page(rs_store_t *st, store_table_t t, const store_result_t *raw
                       void *ctx, oct_errbuf_t *eb)
 {
     rs_probe_t *pend = xcalloc(RS_INFLIGHT, sizeof *pend);
-    uint8_t part[2 * RS_PART_MAX + 2];
+    uint8_t part[2 * STORE_PART_MAX + 2];
     size_t plen, issued = 0, done = 0;
     int rc = 0;
     while (done < raw->n) {
@@ -1422,11 +1344,8 @@ static int probe_page(rs_store_t *st, store_table_t t, const store_result_t *raw
             data_oid(st, t, oct_slice(part, plen), p->oid);
             p->op = rados_create_read_op();
             rados_read_op_omap_get_keys2(p->op, "", 1, &p->it, &p->more, &p->prval);
-            int e = rados_aio_create_completion2(NULL, NULL, &p->c);
-            if (e == 0) e = rados_aio_read_op_operate(p->op, st->io, p->c, p->oid, 0);
+            int e = aio_start(st, p->op, NULL, p->oid, &p->c);
             if (e < 0) {
-                if (p->c) rados_aio_release(p->c);
-                rados_release_read_op(p->op);
                 rc = rs_fail(eb, e, "aio read", p->oid);
                 break;
             }
@@ -1459,12 +1378,12 @@ typedef int (*rs_page_fn)(rs_store_t *st, store_table_t t, const store_result_t 
 static int walk_index(rs_store_t *st, store_table_t t, oct_slice_t start, oct_slice_t stop,
                       rs_page_fn fn, void *arg, oct_errbuf_t *eb)
 {
-    rbuf_t after = {0}, stop_key = {0};
+    store_buf_t after = {0}, stop_key = {0};
     if (start.len) {
         rb_enc1(&after, start);
         after.len--; /* as in scan_open */
     }
-    rb_reserve(&after, 1)[0] = '\0';
+    store__buf_reserve(&after, 1)[0] = '\0';
     if (stop.len) rb_enc1(&stop_key, stop);
     char *cur = xstrdup((const char *)after.p);
     store_result_t raw = STORE_RESULT_INIT;
@@ -1515,10 +1434,10 @@ static int rs_part_list(store_t *base, store_table_t t, oct_slice_t start, oct_s
                         store_part_fn cb, void *ctx, oct_errbuf_t *eb)
 {
     rs_store_t *st = (rs_store_t *)base;
-    int rc = check_table(st, t, eb);
+    int rc = store__check_table(st, t, eb);
     if (rc) return rc;
-    if (start.len > RS_PART_MAX || stop.len > RS_PART_MAX)
-        return oct_err(eb, OCT_EINVAL, "partition bound longer than %d bytes", RS_PART_MAX);
+    if (start.len > STORE_PART_MAX || stop.len > STORE_PART_MAX)
+        return oct_err(eb, OCT_EINVAL, "partition bound longer than %d bytes", STORE_PART_MAX);
     rs_list_arg_t a = {cb, ctx};
     return walk_index(st, t, start, stop, list_page, &a, eb);
 }
@@ -1545,7 +1464,7 @@ static int usage_page(rs_store_t *st, store_table_t t, const store_result_t *raw
                       oct_errbuf_t *eb)
 {
     uint64_t *total = arg;
-    uint8_t part[2 * RS_PART_MAX + 2];
+    uint8_t part[2 * STORE_PART_MAX + 2];
     size_t plen;
     store_result_t cells = STORE_RESULT_INIT;
     int rc = 0;
@@ -1567,7 +1486,7 @@ static int usage_page(rs_store_t *st, store_table_t t, const store_result_t *raw
 static int rs_disk_usage(store_t *base, store_table_t t, uint64_t *out_bytes, oct_errbuf_t *eb)
 {
     rs_store_t *st = (rs_store_t *)base;
-    int rc = check_table(st, t, eb);
+    int rc = store__check_table(st, t, eb);
     if (rc) return rc;
     uint64_t total = 0;
     rc = walk_index(st, t, oct_slice(NULL, 0), oct_slice(NULL, 0), usage_page, &total, eb);
@@ -1581,7 +1500,7 @@ static int rs_compact(store_t *base, oct_errbuf_t *eb)
 {
     rs_store_t *st = (rs_store_t *)base;
     if (!st) return oct_err(eb, OCT_EINVAL, "no store");
-    return check_writable(st, eb);
+    return store__check_writable(st->read_only, st->dir, eb);
 }
 
 const store_methods_t store_rados_methods = {
