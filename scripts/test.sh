@@ -17,14 +17,14 @@
 # bound the sanitizer itself breaks (peak RSS, wall-clock limits), never a
 # functional assertion.
 #
-# The rados store backend's contract tests (contract/*@rados) need a Ceph
-# cluster: when the normal run selects them, a throw-away one is started
+# The rados store backend's tests (contract/*@rados, unit/test_store_rados)
+# need a Ceph cluster: when the normal run selects one, a throw-away one is started
 # first (scripts/ceph-cluster.sh, about 10 s; 1 monitor, 3 OSDs on
 # 127.0.0.1) and its config exported as OCTSDB_TEST_STORE_RADOS; it is
 # stopped, by pid, as soon as the normal run ends, and by a trap on any exit.
 # A cluster that does not start is one failed test ("ceph"), never a silent
 # skip. A caller that exports OCTSDB_TEST_STORE_RADOS brings its own cluster.
-# The sanitizer runs leave contract/*@rados out (ctest reports them
+# The sanitizer runs leave the rados tests out (ctest reports them
 # skipped): the cluster would have to live through both builds, the suite's
 # ~30 s of cluster round trips grows with ASan/TSan's slowdown, and the code
 # on the far side of each call is librados, which is not instrumented; the
@@ -121,7 +121,7 @@ build_dir() {
 
 t_start=$(date +%s)
 
-# The Ceph cluster for contract/*@rados, if the normal run selects one.
+# The Ceph cluster for the rados tests, if the normal run selects one.
 ceph_dir=
 stop_ceph() {
     if [ -n "$ceph_dir" ]; then
@@ -133,7 +133,8 @@ stop_ceph() {
 trap stop_ceph EXIT
 trap 'exit 130' INT TERM
 if [ -z "${OCTSDB_TEST_STORE_RADOS:-}" ] &&
-    (cd "$build" && ctest -N ${only:+-R "$only"}) | grep 'contract/.*@rados$' >/dev/null; then
+    (cd "$build" && ctest -N ${only:+-R "$only"}) |
+    grep -E 'contract/.*@rados$|/test_store_rados$' >/dev/null; then
     ceph_dir=$(mktemp -d "${TMPDIR:-/tmp}/octsdb-ceph.XXXXXX")
     t0=$(date +%s)
     echo "== ceph: starting a test cluster in $ceph_dir"
@@ -141,7 +142,7 @@ if [ -z "${OCTSDB_TEST_STORE_RADOS:-}" ] &&
         export OCTSDB_TEST_STORE_RADOS=$conf
         echo "== ceph: up in $(($(date +%s) - t0)) s"
     else
-        echo "== ceph: the cluster did not start: contract/*@rados cannot run"
+        echo "== ceph: the cluster did not start: the rados tests cannot run"
         runs+=(ceph)
         failed[ceph]=1
         total[ceph]=1
