@@ -17,8 +17,9 @@
 # bound the sanitizer itself breaks (peak RSS, wall-clock limits), never a
 # functional assertion.
 #
-# The rados store backend's tests (contract/*@rados, unit/test_store_rados)
-# need a Ceph cluster: when the normal run selects one, a throw-away one is started
+# The rados store backend's tests (contract/*@rados, unit/test_store_rados,
+# e2e/test_tsd_rados: names ending in @rados or _rados) need a Ceph
+# cluster: when the normal run selects one, a throw-away one is started
 # first (scripts/ceph-cluster.sh, about 10 s; 1 monitor, 3 OSDs on
 # 127.0.0.1) and its config exported as OCTSDB_TEST_STORE_RADOS; it is
 # stopped, by pid, as soon as the normal run ends, and by a trap on any exit.
@@ -134,7 +135,7 @@ trap stop_ceph EXIT
 trap 'exit 130' INT TERM
 if [ -z "${OCTSDB_TEST_STORE_RADOS:-}" ] &&
     (cd "$build" && ctest -N ${only:+-R "$only"}) |
-    grep -E 'contract/.*@rados$|/test_store_rados$' >/dev/null; then
+    grep -E '@rados$|/test_[a-z_]*_rados$' >/dev/null; then
     ceph_dir=$(mktemp -d "${TMPDIR:-/tmp}/octsdb-ceph.XXXXXX")
     t0=$(date +%s)
     echo "== ceph: starting a test cluster in $ceph_dir"
