@@ -329,7 +329,7 @@ static int add_cells(const store_result_t *raw, store_result_t *out, const char 
             cap = 2 * c->row.len;
             scratch = xrealloc(scratch, cap);
         }
-        oct_slice_t row, fam, qual;
+        oct_slice_t row = {0}, fam = {0}, qual = {0}; /* OUT of split_key */
         if (split_key(c->row.ptr, c->row.len, scratch, &row, &fam, &qual) || c->value.len < 1 ||
             c->value.ptr[0] != RS_CELL_V1) {
             rc = oct_err(eb, OCT_ECORRUPT, "malformed omap entry in %s", oid);
@@ -1250,7 +1250,7 @@ static int rs_scan_next(store_scanner_t *base, store_result_t *row, oct_errbuf_t
             sc->scratch_cap = 2 * first->row.len;
             sc->scratch = xrealloc(sc->scratch, sc->scratch_cap);
         }
-        oct_slice_t r0, f, q;
+        oct_slice_t r0 = {0}, f = {0}, q = {0}; /* OUT of split_key */
         if (split_key(first->row.ptr, first->row.len, sc->scratch, &r0, &f, &q))
             return oct_err(eb, OCT_ECORRUPT, "malformed omap key in a scan");
         size_t rlen = enc1_len(r0);
