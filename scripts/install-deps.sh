@@ -5,20 +5,24 @@
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev libcmocka-dev
-      libmicrohttpd-dev libpcre2-dev libssl-dev tzdata)
+      libmicrohttpd-dev libpcre2-dev libssl-dev tzdata librados-dev)
 
 # Optional groups, named on the command line, for targets that need more than
 # the build: `install-deps.sh lint` (from `make lint`) adds the static
 # checkers scripts/lint.sh runs (clang-tidy brings run-clang-tidy);
 # `install-deps.sh pkg` (from `make test` and `make deb`) what building the
 # .deb and the tests/pkg/ checks use: Debian's packaging tools,
-# systemd-analyze (package systemd; it need not run as PID 1), man, curl.
+# systemd-analyze (package systemd; it need not run as PID 1), man, curl;
+# `install-deps.sh ceph` (from `make test`) the Ceph daemons and CLI that
+# scripts/ceph-cluster.sh starts for the rados backend's tests (no ceph-mgr:
+# that cluster runs without a manager, see the script).
 for group in "$@"; do
     case "$group" in
     lint) PKGS+=(clang-format clang-tidy cppcheck) ;;
     pkg) PKGS+=(debhelper dpkg-dev systemd man-db curl) ;;
+    ceph) PKGS+=(ceph-mon ceph-osd ceph-common python3) ;;
     *)
-        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint, pkg)" >&2
+        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint, pkg, ceph)" >&2
         exit 2
         ;;
     esac

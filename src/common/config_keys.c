@@ -126,6 +126,13 @@ const oct_config__key_t oct_config__keys[] = {
     STRN("tsd.storage.data_dir", "./data"),
     /* octsdb's own: RocksDB block cache size in MiB (0 = RocksDB's default). */
     INT("tsd.storage.rocksdb.block_cache_mb", "64", 0, 1 << 20),
+    /* octsdb's own: the Ceph RADOS backend (docs/format/rados.md): the ceph.conf to read (unset =
+     * librados' search), the client name without "client.", the pool (which must exist), and the
+     * namespace holding the data set (unset = the one the data dir is bound to, or a new one). */
+    STR("tsd.storage.rados.conf", NULL),
+    STRN("tsd.storage.rados.user", "admin"),
+    STRN("tsd.storage.rados.pool", "octsdb"),
+    STR("tsd.storage.rados.namespace", NULL),
     STRN("tsd.storage.hbase.data_table", "tsdb"),
     STRN("tsd.storage.hbase.uid_table", "tsdb-uid"),
     STRN("tsd.storage.hbase.tree_table", "tsdb-tree"),

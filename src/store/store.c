@@ -13,6 +13,7 @@
 
 static const store_methods_t *const store_backends[] = {
     &store_rocksdb_methods,
+    &store_rados_methods,
 };
 
 #define STORE_N_BACKENDS (sizeof store_backends / sizeof store_backends[0])

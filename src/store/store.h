@@ -4,8 +4,8 @@
  * of rows, each row a sorted set of family:qualifier -> value cells. They never
  * see the engine. store_open picks one by name (store_options_t.backend, the
  * key tsd.storage.backend) from the registry in store_backend.h; every call
- * on the store then goes to that backend. Today the only engine is RocksDB in
- * one data dir (store_rocksdb.c); the planned distributed one is Ceph RADOS.
+ * on the store then goes to that backend: RocksDB in one data dir
+ * (store_rocksdb.c, the default) or a Ceph RADOS pool (store_rados.c).
  * What makes both possible is the PARTITION:
  *
  *   - Every cell belongs to exactly one partition of its table, and the caller

@@ -6,5 +6,6 @@
 #include "store/store_backend.h"
 
 extern const store_methods_t store_rocksdb_methods; /* store_rocksdb.c */
+extern const store_methods_t store_rados_methods;   /* store_rados.c */
 
 #endif

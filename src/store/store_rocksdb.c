@@ -37,12 +37,9 @@
 #include "common/xmalloc.h"
 #include "store/store_builtin.h"
 #include "store/store_int.h"
+#include "store/store_util.h"
 
 #define STORE_STRIPES          256
-#define STORE_PART_MAX         255
-#define STORE_FAMILY_MAX       255
-#define STORE_ROW_MAX          65535
-#define STORE_QUALIFIER_MAX    65535
 #define STORE_DEFAULT_CACHE_MB 64
 
 typedef struct {
@@ -141,87 +138,11 @@ uint8_t *store__key(uint8_t *dst, oct_slice_t part, oct_slice_t row, oct_slice_t
 
 /* ---------- helpers ---------- */
 
-/* A growable scratch buffer for keys built by one call. */
-typedef struct {
-    uint8_t *p;
-    size_t len, cap;
-} kbuf_t;
-
-static uint8_t *kb_reserve(kbuf_t *b, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 128;
-        while (cap < b->len + n)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    return b->p + b->len;
-}
-
 static int rdb_fail(oct_errbuf_t *eb, char *err, const char *what)
 {
     int rc = oct_err(eb, OCT_EIO, "rocksdb %s: %s", what, err);
     rocksdb_free(err);
     return rc;
-}
-
-static int check_part(oct_slice_t part, oct_errbuf_t *eb)
-{
-    if (part.len < 1 || part.len > STORE_PART_MAX)
-        return oct_err(eb, OCT_EINVAL, "partition length %zu not in 1..%d", part.len,
-                       STORE_PART_MAX);
-    return 0;
-}
-
-static int check_row(oct_slice_t row, oct_errbuf_t *eb)
-{
-    if (row.len < 1 || row.len > STORE_ROW_MAX)
-        return oct_err(eb, OCT_EINVAL, "row key length %zu not in 1..%d", row.len, STORE_ROW_MAX);
-    return 0;
-}
-
-/* allow_empty: a read's family restriction may be empty (= all families). */
-static int check_family(oct_slice_t f, int allow_empty, oct_errbuf_t *eb)
-{
-    if (f.len == 0 && allow_empty) return 0;
-    if (f.len < 1 || f.len > STORE_FAMILY_MAX)
-        return oct_err(eb, OCT_EINVAL, "family length %zu not in 1..%d", f.len, STORE_FAMILY_MAX);
-    if (memchr(f.ptr, 0, f.len)) return oct_err(eb, OCT_EINVAL, "family contains a NUL byte");
-    return 0;
-}
-
-static int check_qualifier(oct_slice_t q, oct_errbuf_t *eb)
-{
-    if (q.len > STORE_QUALIFIER_MAX)
-        return oct_err(eb, OCT_EINVAL, "qualifier length %zu over %d", q.len, STORE_QUALIFIER_MAX);
-    return 0;
-}
-
-static int check_table(const rdb_store_t *st, store_table_t t, oct_errbuf_t *eb)
-{
-    if (!st || (unsigned)t >= STORE_TABLE_COUNT)
-        return oct_err(eb, OCT_EINVAL, "no such table %d", (int)t);
-    return 0;
-}
-
-static int check_writable(const rdb_store_t *st, oct_errbuf_t *eb)
-{
-    if (st->read_only) return oct_err(eb, OCT_EINVAL, "store %s is open read-only", st->dir);
-    return 0;
-}
-
-/* Validates a mutating op's cell; the family is always required, and the
- * qualifier matters only for PUT and DELETE_CELL. */
-static int check_op(const store_op_t *op, oct_errbuf_t *eb)
-{
-    int rc;
-    if (op->kind < STORE_OP_PUT || op->kind > STORE_OP_DELETE_ROW)
-        return oct_err(eb, OCT_EINVAL, "bad op kind %d", (int)op->kind);
-    if ((rc = check_row(op->cell.row, eb))) return rc;
-    if (op->kind == STORE_OP_DELETE_ROW) return 0;
-    if ((rc = check_family(op->cell.family, 0, eb))) return rc;
-    return check_qualifier(op->cell.qualifier, eb);
 }
 
 static unsigned stripe_of(store_table_t t, oct_slice_t part)
@@ -234,23 +155,24 @@ static unsigned stripe_of(store_table_t t, oct_slice_t part)
 }
 
 /* Builds the key of a cell in scratch (replacing its contents). */
-static void build_key(kbuf_t *b, oct_slice_t part, const store_cell_t *c)
+static void build_key(store_buf_t *b, oct_slice_t part, const store_cell_t *c)
 {
     b->len = 0;
-    uint8_t *end = store__key(kb_reserve(b, store__key_len(part, c->row, c->family, c->qualifier)),
-                              part, c->row, c->family, c->qualifier);
+    uint8_t *end =
+        store__key(store__buf_reserve(b, store__key_len(part, c->row, c->family, c->qualifier)),
+                   part, c->row, c->family, c->qualifier);
     b->len = (size_t)(end - b->p);
 }
 
 /* Builds [lower, upper) covering one row (family.len == 0) or one family of
  * it: R..succ(R) or R|f|00..R|f|01. Both land in b: lower at 0, upper after. */
-static void build_row_range(kbuf_t *b, oct_slice_t part, oct_slice_t row, oct_slice_t family,
+static void build_row_range(store_buf_t *b, oct_slice_t part, oct_slice_t row, oct_slice_t family,
                             size_t *lower_len, size_t *upper_off)
 {
     size_t rl = store__enc_len(part) + store__enc_len(row);
     size_t n = rl + (family.len ? family.len + 1 : 0);
     b->len = 0;
-    uint8_t *p = kb_reserve(b, 2 * n);
+    uint8_t *p = store__buf_reserve(b, 2 * n);
     uint8_t *e = store__enc(store__enc(p, part), row);
     if (family.len) {
         memcpy(e, family.ptr, family.len);
@@ -266,7 +188,7 @@ static void build_row_range(kbuf_t *b, oct_slice_t part, oct_slice_t row, oct_sl
 /* Adds the ops to the batch, all in 'part' if part.ptr is set, else each in
  * its own .part. */
 static void batch_ops(rocksdb_writebatch_t *wb, rocksdb_column_family_handle_t *cf,
-                      const store_op_t *ops, size_t n, const oct_slice_t *part, kbuf_t *b)
+                      const store_op_t *ops, size_t n, const oct_slice_t *part, store_buf_t *b)
 {
     for (size_t i = 0; i < n; i++) {
         const store_op_t *op = &ops[i];
@@ -295,25 +217,6 @@ static void batch_ops(rocksdb_writebatch_t *wb, rocksdb_column_family_handle_t *
             break;
         }
     }
-}
-
-static int mkdir_p(const char *dir)
-{
-    char *p = xstrdup(dir);
-    int rc = 0;
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s != '\0') continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *s = c;
-        if (!c) break;
-    }
-    free(p);
-    return rc;
 }
 
 /* ---------- open / close ---------- */
@@ -446,7 +349,7 @@ static int rdb_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb
                 return oct_err(eb, OCT_EINVAL, "two tables named '%s'", names[t]);
     }
     if (!opts->read_only) {
-        int rc = mkdir_p(opts->dir);
+        int rc = store__mkdir_p(opts->dir);
         if (rc)
             return oct_err(eb, OCT_EIO, "cannot create data dir %s: %s", opts->dir, strerror(-rc));
     }
@@ -591,8 +494,8 @@ static void rdb_close(store_t *base)
  * one iterator serves every row of a multi-get (RocksDB's iterator creation
  * and bound set-up cost more than the seek, per row). */
 static int read_row_with(rdb_store_t *st, rocksdb_iterator_t *it, oct_slice_t row, size_t rp_len,
-                         const kbuf_t *b, size_t lower_len, size_t upper_off, store_result_t *out,
-                         oct_errbuf_t *eb)
+                         const store_buf_t *b, size_t lower_len, size_t upper_off,
+                         store_result_t *out, oct_errbuf_t *eb)
 {
     const uint8_t *upper = b->p + upper_off;
     size_t upper_len = b->len - upper_off;
@@ -624,11 +527,11 @@ static int read_row_with(rdb_store_t *st, rocksdb_iterator_t *it, oct_slice_t ro
 }
 
 static int get_one(rdb_store_t *st, rocksdb_iterator_t *it, oct_slice_t part, oct_slice_t row,
-                   oct_slice_t family, store_result_t *out, kbuf_t *b, oct_errbuf_t *eb)
+                   oct_slice_t family, store_result_t *out, store_buf_t *b, oct_errbuf_t *eb)
 {
     int rc;
-    if ((rc = check_part(part, eb)) || (rc = check_row(row, eb)) ||
-        (rc = check_family(family, 1, eb)))
+    if ((rc = store__check_part(part, eb)) || (rc = store__check_row(row, eb)) ||
+        (rc = store__check_family(family, 1, eb)))
         return rc;
     size_t ll, uo;
     build_row_range(b, part, row, family, &ll, &uo);
@@ -640,9 +543,9 @@ static int rdb_get(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t
                    oct_slice_t family, store_result_t *out, oct_errbuf_t *eb)
 {
     rdb_store_t *st = (rdb_store_t *)base;
-    int rc = check_table(st, t, eb);
+    int rc = store__check_table(st, t, eb);
     if (rc) return rc;
-    kbuf_t b = {0};
+    store_buf_t b = {0};
     rocksdb_iterator_t *it = rocksdb_create_iterator_cf(st->db, st->ro, st->cf[t]);
     rc = get_one(st, it, part, row, family, out, &b, eb);
     rocksdb_iter_destroy(it);
@@ -654,9 +557,9 @@ static int rdb_multi_get(store_t *base, store_table_t t, const store_key_t *keys
                          oct_slice_t family, store_result_t *out, oct_errbuf_t *eb)
 {
     rdb_store_t *st = (rdb_store_t *)base;
-    int rc = check_table(st, t, eb);
+    int rc = store__check_table(st, t, eb);
     if (rc) return rc;
-    kbuf_t b = {0};
+    store_buf_t b = {0};
     long total = 0;
     /* one iterator (one consistent view) for every row */
     rocksdb_iterator_t *it = rocksdb_create_iterator_cf(st->db, st->ro, st->cf[t]);
@@ -678,7 +581,7 @@ static int rdb_multi_get(store_t *base, store_table_t t, const store_key_t *keys
 /* Point read under RocksDB's default read options: the latest committed
  * value. *val is malloc'd by RocksDB (free with rocksdb_free), NULL if absent. */
 static int read_cell(rdb_store_t *st, store_table_t t, oct_slice_t part, const store_cell_t *c,
-                     kbuf_t *b, char **val, size_t *vl, oct_errbuf_t *eb)
+                     store_buf_t *b, char **val, size_t *vl, oct_errbuf_t *eb)
 {
     char *err = NULL;
     build_key(b, part, c);
@@ -693,11 +596,12 @@ static int rdb_get_cell(store_t *base, store_table_t t, oct_slice_t part, oct_sl
 {
     rdb_store_t *st = (rdb_store_t *)base;
     int rc;
-    if ((rc = check_table(st, t, eb)) || (rc = check_part(part, eb)) || (rc = check_row(row, eb)) ||
-        (rc = check_family(family, 0, eb)) || (rc = check_qualifier(qualifier, eb)))
+    if ((rc = store__check_table(st, t, eb)) || (rc = store__check_part(part, eb)) ||
+        (rc = store__check_row(row, eb)) || (rc = store__check_family(family, 0, eb)) ||
+        (rc = store__check_qualifier(qualifier, eb)))
         return rc;
     store_cell_t c = {row, family, qualifier, {NULL, 0}};
-    kbuf_t b = {0};
+    store_buf_t b = {0};
     char *val;
     size_t vl;
     rc = read_cell(st, t, part, &c, &b, &val, &vl, eb);
@@ -724,16 +628,19 @@ static int rdb_write(store_t *base, store_table_t t, const store_op_t *ops, size
 {
     rdb_store_t *st = (rdb_store_t *)base;
     int rc;
-    if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb))) return rc;
+    if ((rc = store__check_table(st, t, eb)) ||
+        (rc = store__check_writable(st->read_only, st->dir, eb)))
+        return rc;
     uint64_t want[STORE_STRIPES / 64] = {0};
     for (size_t i = 0; i < n; i++) {
-        if ((rc = check_part(ops[i].part, eb)) || (rc = check_op(&ops[i], eb))) return rc;
+        if ((rc = store__check_part(ops[i].part, eb)) || (rc = store__check_op(&ops[i], eb)))
+            return rc;
         unsigned s = stripe_of(t, ops[i].part);
         want[s / 64] |= 1ull << (s % 64);
     }
     if (n == 0) return 0;
 
-    kbuf_t b = {0};
+    store_buf_t b = {0};
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     batch_ops(wb, st->cf[t], ops, n, NULL, &b);
     free(b.p);
@@ -750,7 +657,7 @@ static int rdb_write(store_t *base, store_table_t t, const store_op_t *ops, size
 /* Evaluates the checks; 0 if all hold, OCT_ECASFAIL or an error otherwise.
  * Caller holds the partition's stripe. */
 static int eval_checks(rdb_store_t *st, store_table_t t, oct_slice_t part,
-                       const store_check_t *checks, size_t n, kbuf_t *b, oct_errbuf_t *eb)
+                       const store_check_t *checks, size_t n, store_buf_t *b, oct_errbuf_t *eb)
 {
     for (size_t i = 0; i < n; i++) {
         char *val;
@@ -774,21 +681,23 @@ static int rdb_cas(store_t *base, store_table_t t, oct_slice_t part, const store
 {
     rdb_store_t *st = (rdb_store_t *)base;
     int rc;
-    if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb)) ||
-        (rc = check_part(part, eb)))
+    if ((rc = store__check_table(st, t, eb)) ||
+        (rc = store__check_writable(st->read_only, st->dir, eb)) ||
+        (rc = store__check_part(part, eb)))
         return rc;
     for (size_t i = 0; i < n_checks; i++) {
         const store_check_t *c = &checks[i];
         if (c->kind != STORE_CHECK_ABSENT && c->kind != STORE_CHECK_EQUALS)
             return oct_err(eb, OCT_EINVAL, "bad check kind %d", (int)c->kind);
-        if ((rc = check_row(c->cell.row, eb)) || (rc = check_family(c->cell.family, 0, eb)) ||
-            (rc = check_qualifier(c->cell.qualifier, eb)))
+        if ((rc = store__check_row(c->cell.row, eb)) ||
+            (rc = store__check_family(c->cell.family, 0, eb)) ||
+            (rc = store__check_qualifier(c->cell.qualifier, eb)))
             return rc;
     }
     for (size_t i = 0; i < n_ops; i++)
-        if ((rc = check_op(&ops[i], eb))) return rc;
+        if ((rc = store__check_op(&ops[i], eb))) return rc;
 
-    kbuf_t b = {0};
+    store_buf_t b = {0};
     pthread_mutex_t *mu = &st->stripes[stripe_of(t, part)];
     pthread_mutex_lock(mu);
     rc = eval_checks(st, t, part, checks, n_checks, &b, eb);
@@ -809,12 +718,13 @@ static int rdb_incr(store_t *base, store_table_t t, oct_slice_t part, oct_slice_
 {
     rdb_store_t *st = (rdb_store_t *)base;
     int rc;
-    if ((rc = check_table(st, t, eb)) || (rc = check_writable(st, eb)) ||
-        (rc = check_part(part, eb)) || (rc = check_row(row, eb)) ||
-        (rc = check_family(family, 0, eb)) || (rc = check_qualifier(qualifier, eb)))
+    if ((rc = store__check_table(st, t, eb)) ||
+        (rc = store__check_writable(st->read_only, st->dir, eb)) ||
+        (rc = store__check_part(part, eb)) || (rc = store__check_row(row, eb)) ||
+        (rc = store__check_family(family, 0, eb)) || (rc = store__check_qualifier(qualifier, eb)))
         return rc;
     store_cell_t c = {row, family, qualifier, {NULL, 0}};
-    kbuf_t b = {0};
+    store_buf_t b = {0};
     pthread_mutex_t *mu = &st->stripes[stripe_of(t, part)];
     pthread_mutex_lock(mu);
     char *val;
@@ -850,11 +760,7 @@ static int rdb_scan_open(store_t *base, store_table_t t, const store_scan_spec_t
     rdb_store_t *st = (rdb_store_t *)base;
     int rc;
     *out = NULL;
-    if ((rc = check_table(st, t, eb)) || (rc = check_part(spec->part, eb)) ||
-        (rc = check_family(spec->family, 1, eb)))
-        return rc;
-    if (spec->start_row.len > STORE_ROW_MAX || spec->stop_row.len > STORE_ROW_MAX)
-        return oct_err(eb, OCT_EINVAL, "scan bound longer than %d bytes", STORE_ROW_MAX);
+    if ((rc = store__check_table(st, t, eb)) || (rc = store__check_scan_spec(spec, eb))) return rc;
 
     rdb_scanner_t *sc = xcalloc(1, sizeof *sc);
     sc->st = st;
@@ -982,7 +888,7 @@ static int rdb_part_list(store_t *base, store_table_t t, oct_slice_t start, oct_
                          store_part_fn cb, void *ctx, oct_errbuf_t *eb)
 {
     rdb_store_t *st = (rdb_store_t *)base;
-    int rc = check_table(st, t, eb);
+    int rc = store__check_table(st, t, eb);
     if (rc) return rc;
     if (start.len > STORE_PART_MAX || stop.len > STORE_PART_MAX)
         return oct_err(eb, OCT_EINVAL, "partition bound longer than %d bytes", STORE_PART_MAX);
@@ -1047,7 +953,7 @@ static int rdb_flush(store_t *base, oct_errbuf_t *eb)
 static int rdb_disk_usage(store_t *base, store_table_t t, uint64_t *out_bytes, oct_errbuf_t *eb)
 {
     rdb_store_t *st = (rdb_store_t *)base;
-    int rc = check_table(st, t, eb);
+    int rc = store__check_table(st, t, eb);
     if (rc) return rc;
     uint64_t v = 0;
     /* live-sst-files-size: the files of the current version only, so files
@@ -1067,7 +973,7 @@ static int rdb_compact(store_t *base, oct_errbuf_t *eb)
 {
     rdb_store_t *st = (rdb_store_t *)base;
     if (!st) return oct_err(eb, OCT_EINVAL, "no store");
-    int rc = check_writable(st, eb);
+    int rc = store__check_writable(st->read_only, st->dir, eb);
     if (rc) return rc;
     if ((rc = rdb_flush(&st->base, eb))) return rc;
     /* rocksdb_compact_range_cf_opt reports no error: a failed compaction

@@ -148,7 +148,7 @@ static void test_unknown_storage_backend(void **state)
     char *err = NULL;
     int st = tc_run_tsd_expect_exit(args, &err, 20000);
     assert_true(st > 0);
-    const char *want = "tsd.storage.backend: unknown storage backend 'foo' (known: rocksdb)";
+    const char *want = "tsd.storage.backend: unknown storage backend 'foo' (known: rocksdb, rados)";
     if (!strstr(err, want)) fprintf(stderr, "stderr was: %s\n", err);
     assert_non_null(strstr(err, "ERROR tsd: "));
     assert_non_null(strstr(err, want));
