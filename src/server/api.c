@@ -4,7 +4,8 @@
  * lower-cased; "/api/<endpoint>[/<sub>]" with an optional version segment
  * "/api/v<N>/..." (only 1 exists: a higher N is 501, a malformed one 400);
  * a few legacy routes (/version, /aggregators, /suggest) answer the same JSON
- * as their /api twins; /s/<file> serves static files (api_static.c).
+ * as their /api twins; /s/<file> serves static files (api_static.c), / and
+ * /ui/<file> the web UI (api_ui.c).
  * Endpoints are registered per tsd.mode as OpenTSDB does (put and uid in
  * rw/wo, suggest/search/query in rw/ro), so in the wrong mode they simply
  * do not exist (404). A known endpoint called with a verb it does not take
@@ -192,6 +193,11 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
     auth_role_t role;
     if (auth_http(tsd, req, resp, &role)) return;
 
+    /* / and /ui/<file>: the web UI (api_ui.c); names keep their case */
+    if (req->path && (!strcmp(req->path, "/") || !strncmp(req->path, "/ui/", 4))) {
+        api_ui(&c, req->path[1] ? req->path + 4 : "");
+        return;
+    }
     /* /s/<file>: static files; the file's name keeps its case */
     if (req->path && req->path[0] == '/' && (req->path[1] == 's' || req->path[1] == 'S') &&
         req->path[2] == '/') {
