@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 DATADIR    ?= ./data
 
-.PHONY: all deps build test run bench fuzz lint clean
+.PHONY: all deps build test run bench fuzz lint clean ui-vendor
 
 all: build
 
@@ -41,6 +41,19 @@ fuzz: deps
 lint: build
 	@scripts/install-deps.sh lint
 	scripts/lint.sh $(BUILD)
+
+# Refreshes the vendored uPlot (ui/vendor/uplot/) from the npm registry:
+# the ES module build, its CSS and LICENSE, plus SHA256SUMS of the three.
+# `make ui-vendor UPLOT_VERSION=x.y.z` moves the pin; commit the result.
+UPLOT_VERSION ?= 1.6.32
+ui-vendor:
+	@set -e; t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; \
+	(cd "$$t" && npm pack --silent uplot@$(UPLOT_VERSION) >/dev/null && tar xzf uplot-$(UPLOT_VERSION).tgz); \
+	d=ui/vendor/uplot; mkdir -p $$d; \
+	cp "$$t/package/dist/uPlot.esm.js" "$$t/package/dist/uPlot.min.css" "$$t/package/LICENSE" $$d/; \
+	echo "$(UPLOT_VERSION)" > $$d/VERSION; \
+	(cd $$d && sha256sum uPlot.esm.js uPlot.min.css LICENSE > SHA256SUMS); \
+	echo "uPlot $(UPLOT_VERSION) vendored in $$d"
 
 clean:
 	rm -rf $(BUILD)

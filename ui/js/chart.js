@@ -1,0 +1,103 @@
+// chart.js -- /api/query's answer drawn with uPlot: one line per series,
+// the legend naming each by metric and tags, values at the cursor.
+import uPlot from '../vendor/uplot/uPlot.esm.js';
+
+const PALETTE = ['#2f7ed8', '#e4572e', '#29a35a', '#9b59b6', '#f0a202', '#17becf', '#d62790',
+  '#7f7f7f', '#8c564b', '#bcbd22', '#1f3a93', '#c0392b'];
+
+// "sys.cpu.user{host=web01,cpu=0}" -- the tags sorted, as the API's are not.
+export function seriesLabel(s) {
+  const tags = Object.keys(s.tags || {}).sort().map(k => `${k}=${s.tags[k]}`);
+  return tags.length ? `${s.metric}{${tags.join(',')}}` : s.metric;
+}
+
+// Series -> uPlot's columnar data: the union of timestamps (seconds), each
+// series' value there or null where it has none.
+export function toColumns(results) {
+  const stamps = new Set();
+  for (const r of results) for (const t in r.dps) stamps.add(+t);
+  const xs = Float64Array.from(stamps).sort();
+  const at = new Map();
+  xs.forEach((t, i) => at.set(t, i));
+  const cols = [xs];
+  for (const r of results) {
+    const ys = new Array(xs.length).fill(null);
+    for (const t in r.dps) {
+      const v = r.dps[t];
+      ys[at.get(+t)] = v === null || v === 'NaN' ? null : +v;
+    }
+    cols.push(ys);
+  }
+  return cols;
+}
+
+function fmtValue(v) {
+  if (v == null || Number.isNaN(v)) return '–';
+  return Math.abs(v) >= 1e6 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(4) : String(+v.toPrecision(7));
+}
+
+function cssVar(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+}
+
+export class Chart {
+  constructor(el) {
+    this.el = el;
+    this.plot = null;
+    this.last = null;
+    new ResizeObserver(() => {
+      if (this.plot) this.plot.setSize(this.size());
+    }).observe(el);
+  }
+
+  size() {
+    return { width: Math.max(300, this.el.clientWidth), height: Math.max(240, Math.round(window.innerHeight * 0.5)) };
+  }
+
+  clear(message) {
+    if (this.plot) this.plot.destroy();
+    this.plot = null;
+    this.el.replaceChildren();
+    if (message) {
+      const p = document.createElement('p');
+      p.className = 'empty';
+      p.textContent = message;
+      this.el.append(p);
+    }
+  }
+
+  // results: /api/query's array (all queries concatenated).
+  draw(results) {
+    this.last = results;
+    if (!results.length) {
+      this.clear('No data for this query in this time range.');
+      return;
+    }
+    const fg = cssVar('--fg'), grid = cssVar('--grid');
+    const axis = { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid } };
+    const opts = {
+      ...this.size(),
+      scales: { x: { time: true } },
+      axes: [{ ...axis }, { ...axis, size: 60, values: (u, vals) => vals.map(fmtValue) }],
+      cursor: { drag: { x: false, y: false } },
+      legend: { live: true },
+      series: [
+        { label: 'time' },
+        ...results.map((r, i) => ({
+          label: seriesLabel(r),
+          stroke: PALETTE[i % PALETTE.length],
+          width: 1.5,
+          spanGaps: false,
+          value: (u, v) => fmtValue(v),
+        })),
+      ],
+    };
+    this.clear();
+    this.plot = new uPlot(opts, toColumns(results), this.el);
+  }
+
+  // Redraws with the current theme's colours.
+  restyle() {
+    if (this.last && this.plot) this.draw(this.last);
+  }
+}
