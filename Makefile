@@ -19,8 +19,10 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Every test: the normal build's ctest suite (unit, contract, e2e, corpus
-# replay), then the sanitizer builds (scripts/test.sh says which).
+# replay, the UI in a browser), then the sanitizer builds (scripts/test.sh
+# says which). The browser tests' chromium and npm packages: the ui group.
 test: build
+	@scripts/install-deps.sh ui
 	scripts/test.sh $(BUILD)
 
 # Builds and runs the TSD in the foreground (Ctrl-C stops it cleanly): telnet and

@@ -195,7 +195,7 @@ void api_handle(tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp
 
     /* / and /ui/<file>: the web UI (api_ui.c); names keep their case */
     if (req->path && (!strcmp(req->path, "/") || !strncmp(req->path, "/ui/", 4))) {
-        api_ui(&c, req->path[1] ? req->path + 4 : "");
+        api_ui(&c, req->path[1] ? req->path + 4 : "index.html");
         return;
     }
     /* /s/<file>: static files; the file's name keeps its case */

@@ -57,7 +57,7 @@ int api_static_load(const char *root, const char *rel, oct_strbuf_t *out);
 /* The Content-Type for a file name's extension (octet-stream if unknown). */
 const char *api_static_type(const char *name);
 /* / and /ui/<rel> (api_ui.c): the web UI, embedded or from tsd.http.uiroot;
- * rel is "" for "/". */
+ * rel is "index.html" for "/" (the page's links are relative to "/"). */
 void api_ui(api_call_t *c, const char *rel);
 /* /api/query[/<sub>] (api_query.c), modes rw/ro. sub is "" or e.g. "exp". */
 void api_query(api_call_t *c, const char *sub);

@@ -93,7 +93,6 @@ void api_ui(api_call_t *c, const char *rel)
         http_error(c->resp, 404, "Endpoint not found", NULL);
         return;
     }
-    if (!rel[0]) rel = "index.html";
     int head = !strcmp(c->method, "HEAD");
     if (!(c->verb & API_GET) && !head) {
         api_method_not_allowed(c);

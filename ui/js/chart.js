@@ -73,7 +73,7 @@ export class Chart {
       this.clear('No data for this query in this time range.');
       return;
     }
-    const fg = cssVar('--fg'), grid = cssVar('--grid');
+    const fg = cssVar('--fg'), grid = cssVar('--grid'), bg = cssVar('--bg');
     const axis = { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid } };
     const opts = {
       ...this.size(),
@@ -89,6 +89,7 @@ export class Chart {
           width: 1.5,
           spanGaps: false,
           value: (u, v) => fmtValue(v),
+          points: { fill: bg },
         })),
       ],
     };

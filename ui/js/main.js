@@ -8,6 +8,9 @@ import { formatFragment, formatM, parseFragment } from './state.js';
 const $ = id => document.getElementById(id);
 const chart = new Chart($('chart'));
 let form = null, extra = [], inflight = null;
+// For the browser tests and the curious: the chart's uPlot instance, and
+// how many queries have finished (drawn or shown their error).
+const ui = window.octsdbUI = { get plot() { return chart.plot; }, runs: 0 };
 
 function showError(msg) {
   const el = $('error');
@@ -39,6 +42,7 @@ async function run(st) {
     $('status').textContent = '';
   } finally {
     if (inflight === ctl) inflight = null;
+    if (!ctl.signal.aborted) ui.runs++;
   }
 }
 
@@ -49,6 +53,7 @@ function fromFragment() {
   if (st.errors.length) {
     chart.clear();
     showError(st.errors.join('\n'));
+    ui.runs++;
     return;
   }
   run(st);
@@ -92,6 +97,4 @@ async function init() {
   fromFragment();
 }
 
-// For the browser tests and the curious: the chart's uPlot instance.
-window.octsdbUI = { get plot() { return chart.plot; } };
 init();
