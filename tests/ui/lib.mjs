@@ -85,6 +85,7 @@ export function launchBrowser() {
   return puppeteer.launch({
     executablePath: process.env.OCT_CHROMIUM || '/usr/bin/chromium',
     headless: true,
+    protocolTimeout: 30000, // a stuck page fails the test in 30 s, not 180
     // root in CI has no user namespace sandbox; the pages are our own
     args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
   });

@@ -2,6 +2,8 @@
 // with known data. Expectations come from the data written here (hand
 // arithmetic) or from /api directly, never from the page's own code.
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { apiQuery, launchBrowser, outDir, put, startTsd } from './lib.mjs';
@@ -260,6 +262,103 @@ describe('web UI', () => {
     await page.click('#theme'); // -> dark
     assert.equal((await colours()).bg, 'rgb(18, 21, 28)');
     await page.click('#theme'); // -> auto again (the choice is kept in localStorage)
+    await page.close();
+  });
+
+  test('a drag on the chart narrows the range, Back restores it', async () => {
+    const page = await newPage();
+    await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user{host=*}`);
+    const px = t => page.evaluate(tt => {
+      const u = window.octsdbUI.plot, box = u.over.getBoundingClientRect();
+      return { x: box.left + u.valToPos(tt, 'x'), y: box.top + box.height / 2 };
+    }, t);
+    const a = await px(t0 + 5 * 60), b = await px(t0 + 15 * 60);
+    const runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move((a.x + b.x) / 2, a.y, { steps: 3 });
+    await page.mouse.move(b.x, b.y, { steps: 3 });
+    await page.mouse.up();
+    await page.waitForFunction(n => window.octsdbUI.runs > n, { timeout: 10000 }, runs);
+    const sent = page.queries.at(-1);
+    const start = +sent.searchParams.get('start'), end = +sent.searchParams.get('end');
+    // a pixel is about 1.6 s here: the range is the dragged one to the second or two
+    assert.ok(Math.abs(start - (t0 + 300)) <= 3 && Math.abs(end - (t0 + 900)) <= 3, `zoomed to ${start - t0}..${end - t0}`);
+    assert.equal(await page.$eval('#start', i => i.value), String(start));
+    const js = [];
+    for (let j = 0; j < N; j++) if (t0 + 60 * j >= start && t0 + 60 * j <= end) js.push(j);
+    const data = await page.evaluate(() => window.octsdbUI.plot.data.map(s => Array.from(s)));
+    assert.deepEqual(data[0], js.map(j => t0 + 60 * j));
+    assert.deepEqual(data.slice(1), HOSTS.map(h => js.map(j => 200 * h + 10 + 2 * j)));
+    // Back: the whole range again
+    const runs2 = await page.evaluate(() => window.octsdbUI.runs);
+    await page.goBack();
+    await page.waitForFunction(n => window.octsdbUI.runs > n, { timeout: 10000 }, runs2);
+    assert.equal(page.queries.at(-1).searchParams.get('start'), String(t0));
+    assert.equal(page.queries.at(-1).searchParams.get('end'), String(END));
+    assert.equal(await page.$eval('#start', i => i.value), String(t0));
+    assert.equal(await page.evaluate(() => window.octsdbUI.plot.data[0].length), N);
+    await page.close();
+  });
+
+  test('auto-refresh queries again while on, and not after off', async () => {
+    const page = await newPage();
+    await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user&refresh=1`);
+    assert.equal(await page.$eval('#refresh', s => s.value), '1');
+    const first = page.queries.length;
+    await new Promise(r => setTimeout(r, 3300));
+    const on = page.queries.length - first;
+    assert.ok(on >= 2 && on <= 4, `${on} queries in 3.3 s at 1 s`);
+    const runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.select('#refresh', '0');
+    await page.waitForFunction(n => window.octsdbUI.runs > n, { timeout: 10000 }, runs);
+    assert.doesNotMatch(page.url(), /refresh=/);
+    const off = page.queries.length;
+    await new Promise(r => setTimeout(r, 2500));
+    assert.equal(page.queries.length, off, 'no query after refresh was turned off');
+    await page.close();
+  });
+
+  test('table, JSON and CSV views agree with /api/query', async () => {
+    const page = await newPage();
+    const m = 'sum:sys.cpu.user{host=*}';
+    await open(page, `start=${t0}&end=${END}&m=${m}`);
+    const [, api] = await apiQuery(tsd.base, t0, END, [m]);
+    const asked = page.queries.length;
+    await page.click('#views [data-view="table"]');
+    await page.waitForSelector('#table tbody tr');
+    assert.match(page.url(), /&view=table$/);
+    const rows = await page.$$eval('#table tbody tr', trs => trs.map(tr => [...tr.cells].map(td => td.textContent)));
+    assert.deepEqual(rows, HOSTS.map(h => [`sys.cpu.user{host=web0${h}}`, String(N),
+      new Date(t0 * 1000).toISOString().replace('.000Z', 'Z'), new Date(END * 1000).toISOString().replace('.000Z', 'Z'),
+      String(200 * h + 10 + 2 * (N - 1)), String(200 * h + 10), String(200 * h + 10 + 2 * (N - 1))]));
+    await page.click('#views [data-view="json"]');
+    await page.waitForFunction(() => !document.getElementById('json').hidden);
+    assert.deepEqual(JSON.parse(await page.$eval('#json', e => e.textContent)), api);
+    // the CSV as the user gets it: a download
+    const dl = mkdtempSync(join(tmpdir(), 'octsdb-ui-dl-'));
+    const cdp = await page.createCDPSession();
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dl });
+    await page.click('#csv');
+    const file = join(dl, 'octsdb.csv');
+    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise(r => setTimeout(r, 50));
+    const csv = readFileSync(file, 'utf8');
+    rmSync(dl, { recursive: true, force: true });
+    const lines = csv.trim().split('\n');
+    assert.equal(lines[0], 'timestamp,' + HOSTS.map(h => `sys.cpu.user{host=web0${h}}`).join(','));
+    assert.equal(lines.length, N + 1);
+    lines.slice(1).forEach((l, j) => assert.equal(l, [t0 + 60 * j, ...HOSTS.map(h => 200 * h + 10 + 2 * j)].join(',')));
+    assert.equal(page.queries.length, asked, 'switching views asks nothing');
+    // the view is in the link too
+    const copy = await newPage();
+    await copy.goto(page.url());
+    await copy.waitForFunction(() => !document.getElementById('json').hidden && document.getElementById('json').textContent);
+    assert.deepEqual(JSON.parse(await copy.$eval('#json', e => e.textContent)), api);
+    await copy.close();
+    await page.bringToFront(); // a background tab runs no animation frames: clicks would wait forever
+    await page.click('#views [data-view="chart"]');
+    await page.waitForFunction(() => !document.getElementById('chart').hidden);
+    assert.equal(await page.$$eval('.u-legend .u-series', r => r.length), HOSTS.length + 1);
     await page.close();
   });
 

@@ -41,8 +41,10 @@ function cssVar(name) {
 }
 
 export class Chart {
-  constructor(el) {
+  // onZoom(minSeconds, maxSeconds): called when the user drags a range.
+  constructor(el, onZoom) {
     this.el = el;
+    this.onZoom = onZoom;
     this.plot = null;
     this.last = null;
     new ResizeObserver(() => {
@@ -79,7 +81,17 @@ export class Chart {
       ...this.size(),
       scales: { x: { time: true } },
       axes: [{ ...axis }, { ...axis, size: 60, values: (u, vals) => vals.map(fmtValue) }],
-      cursor: { drag: { x: false, y: false } },
+      // a drag selects a range; the page re-queries it (setScale off: the
+      // new range comes back from the TSD, not from zooming stale data)
+      cursor: { drag: { x: true, y: false, setScale: false } },
+      hooks: {
+        setSelect: [u => {
+          const { left, width } = u.select;
+          if (width < 3) return;
+          u.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
+          if (this.onZoom) this.onZoom(u.posToVal(left, 'x'), u.posToVal(left + width, 'x'));
+        }],
+      },
       legend: { live: true },
       series: [
         { label: 'time' },

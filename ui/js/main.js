@@ -1,13 +1,18 @@
 // main.js -- wires the page: the fragment is the state; the form edits it;
-// each change of the fragment (Graph, Back, a pasted link) redraws.
+// each change of the fragment (Graph, a zoom, Back, a pasted link) redraws.
 import * as api from './api.js';
 import { Chart } from './chart.js';
 import { QueryForm } from './form.js';
 import { formatFragment, formatM, parseFragment } from './state.js';
+import { renderJSON, renderTable, toCSV } from './views.js';
 
 const $ = id => document.getElementById(id);
-const chart = new Chart($('chart'));
-let form = null, extra = [], inflight = null;
+let form = null, cur = null, inflight = null, timer = 0, results = null, csvUrl = null;
+const chart = new Chart($('chart'), (min, max) => {
+  // a drag on the chart: the same queries over the selected range, as a
+  // new history entry so Back returns to the range before
+  go({ ...cur, start: String(Math.floor(min)), end: String(Math.ceil(max)) });
+});
 // For the browser tests and the curious: the chart's uPlot instance, and
 // how many queries have finished (drawn or shown their error).
 const ui = window.octsdbUI = { get plot() { return chart.plot; }, runs: 0 };
@@ -18,11 +23,50 @@ function showError(msg) {
   el.hidden = !msg;
 }
 
+// The fragment for st: a new history entry, whose hashchange redraws. The
+// query runs again even if only the spelling of the fragment changed (Graph
+// pressed on an unchanged form is a refresh), unless rerun is false (a
+// switch of view: the answer at hand is shown another way).
+let wantRun = false;
+function go(st, rerun = true) {
+  const frag = formatFragment(st);
+  wantRun = rerun;
+  if (location.hash.replace(/^#/, '') === frag) fromFragment();
+  else location.hash = frag;
+}
+
+function showView() {
+  const view = cur ? cur.view : 'chart';
+  for (const b of document.querySelectorAll('#views button'))
+    b.setAttribute('aria-selected', String(b.dataset.view === view));
+  for (const el of document.querySelectorAll('.view')) el.hidden = el.id !== view;
+  if (!results) {
+    $('table').replaceChildren();
+    $('json').textContent = '';
+    return;
+  }
+  if (view === 'table') renderTable($('table'), results);
+  if (view === 'json') renderJSON($('json'), results);
+  // the chart is always drawn (its size needs it visible: redraw on return)
+  if (view === 'chart' && chart.last !== results) chart.draw(results);
+}
+
+function setResults(r) {
+  results = r;
+  if (csvUrl) URL.revokeObjectURL(csvUrl);
+  csvUrl = r && r.length ? URL.createObjectURL(new Blob([toCSV(r)], { type: 'text/csv' })) : null;
+  $('csv').hidden = !csvUrl;
+  if (csvUrl) $('csv').href = csvUrl;
+}
+
 async function run(st) {
   if (inflight) inflight.abort();
+  clearTimeout(timer);
   const ms = st.queries.map(formatM);
   if (!ms.length) {
     chart.clear();
+    setResults(null);
+    showView();
     $('status').textContent = '';
     return;
   }
@@ -30,28 +74,50 @@ async function run(st) {
   $('status').textContent = 'querying…';
   const t0 = performance.now();
   try {
-    const results = await api.query(st.start, st.end, ms, ctl.signal);
+    const r = await api.query(st.start, st.end, ms, ctl.signal);
     showError('');
-    chart.draw(results);
-    const points = results.reduce((n, r) => n + Object.keys(r.dps).length, 0);
-    $('status').textContent = `${results.length} series, ${points} points, ${Math.round(performance.now() - t0)} ms`;
+    setResults(r);
+    if (st.view === 'chart') chart.draw(r);
+    showView();
+    const points = r.reduce((n, s) => n + Object.keys(s.dps).length, 0);
+    $('status').textContent = `${r.length} series, ${points} points, ${Math.round(performance.now() - t0)} ms`;
   } catch (e) {
     if (e.name === 'AbortError') return;
     chart.clear();
+    setResults(null);
+    showView();
     showError(e.message);
     $('status').textContent = '';
   } finally {
     if (inflight === ctl) inflight = null;
-    if (!ctl.signal.aborted) ui.runs++;
+    if (!ctl.signal.aborted) {
+      ui.runs++;
+      if (st.refresh > 0 && st === cur) timer = setTimeout(() => run(st), st.refresh * 1000);
+    }
   }
 }
 
 function fromFragment() {
   const st = parseFragment(location.hash.replace(/^#/, ''));
-  extra = st.extra;
+  // Back/Forward or a view switch over the same queries: no need to ask again
+  const onlyView = !wantRun && cur && results &&
+    formatFragment({ ...st, view: 'chart' }) === formatFragment({ ...cur, view: 'chart' });
+  wantRun = false;
+  cur = st;
   form.render(st);
+  const sel = $('refresh');
+  if (![...sel.options].some(o => o.value === String(st.refresh)))
+    sel.append(new Option(`${st.refresh}s`, String(st.refresh))); // a link's own interval
+  sel.value = String(st.refresh);
+  if (onlyView) {
+    showView();
+    return;
+  }
   if (st.errors.length) {
+    if (inflight) inflight.abort();
+    clearTimeout(timer);
     chart.clear();
+    setResults(null);
     showError(st.errors.join('\n'));
     ui.runs++;
     return;
@@ -68,8 +134,8 @@ function applyTheme(t) {
   chart.restyle();
 }
 $('theme').addEventListener('click', () => {
-  const cur = localStorage.getItem('octsdb.theme') || 'auto';
-  const next = THEMES[(THEMES.indexOf(cur) + 1) % THEMES.length];
+  const was = localStorage.getItem('octsdb.theme') || 'auto';
+  const next = THEMES[(THEMES.indexOf(was) + 1) % THEMES.length];
   localStorage.setItem('octsdb.theme', next);
   applyTheme(next);
 });
@@ -85,14 +151,15 @@ async function init() {
   }
   api.version().then(v => { $('version').textContent = v.version ? `v${v.version}` : ''; }, () => {});
   form = new QueryForm($('form'), aggs);
+  // every change goes through the fragment; unknown keys ride along
+  const next = over => ({ ...form.read(), refresh: cur.refresh, view: cur.view, extra: cur.extra, ...over });
   $('form').addEventListener('submit', e => {
     e.preventDefault();
-    const st = form.read();
-    st.extra = extra;
-    const frag = formatFragment(st);
-    if (location.hash.replace(/^#/, '') === frag) run(st); // same view: refresh
-    else location.hash = frag; // a history entry; hashchange redraws
+    go(next({}));
   });
+  $('refresh').addEventListener('change', () => go(next({ refresh: +$('refresh').value })));
+  for (const b of document.querySelectorAll('#views button'))
+    b.addEventListener('click', () => go({ ...cur, view: b.dataset.view }, false));
   window.addEventListener('hashchange', fromFragment);
   fromFragment();
 }

@@ -2,7 +2,7 @@
 //
 // The fragment uses OpenTSDB's own syntax, so its old links open the same
 // view and ours read like its: start=1h-ago&end=...&m=<query>&m=<query>...
-// where each query is
+// (then our own refresh=<seconds> and view=table|json), where each query is
 //   agg:[interval-fn[-fill]:][rate[{counter[,max[,reset]]}]:]metric[{groupby}][{filters}]
 // Tags in the first braces group by (one series per value), those in the
 // second only filter. Keys we do not use (o, yrange, wxh, key, ylog, ...
@@ -115,9 +115,12 @@ export function formatM(q) {
   return s;
 }
 
-// Fragment (without '#') -> {start, end, queries, extra: [[k, v]...]}.
+export const VIEWS = ['chart', 'table', 'json'];
+
+// Fragment (without '#') -> {start, end, queries, refresh (seconds, 0 off),
+// view, extra: [[k, v]...], errors: [message...]}.
 export function parseFragment(frag) {
-  const st = { start: '', end: '', queries: [], extra: [] };
+  const st = { start: '', end: '', queries: [], extra: [], refresh: 0, view: 'chart' };
   const errors = [];
   for (const part of frag.split('&')) {
     if (!part) continue;
@@ -126,6 +129,8 @@ export function parseFragment(frag) {
     const v = eq < 0 ? null : decode(part.slice(eq + 1));
     if (k === 'start') st.start = v || '';
     else if (k === 'end') st.end = v || '';
+    else if (k === 'refresh' && /^\d+$/.test(v || '')) st.refresh = +v;
+    else if (k === 'view' && VIEWS.includes(v)) st.view = v;
     else if (k === 'm' && v) {
       try { st.queries.push(parseM(v)); } catch (e) { errors.push(e.message); }
     } else st.extra.push([k, v]);
@@ -149,6 +154,8 @@ export function formatFragment(st) {
   if (st.start) parts.push('start=' + encode(st.start));
   if (st.end) parts.push('end=' + encode(st.end));
   for (const q of st.queries) if (q.metric.trim()) parts.push('m=' + encode(formatM(q)));
+  if (st.refresh > 0) parts.push(`refresh=${st.refresh}`);
+  if (st.view && st.view !== 'chart') parts.push(`view=${st.view}`);
   for (const [k, v] of st.extra || []) parts.push(v === null ? encode(k) : `${encode(k)}=${encode(v)}`);
   return parts.join('&');
 }

@@ -5,7 +5,7 @@
 // closes; a click takes a name too.
 import { suggest } from './api.js';
 
-const DEBOUNCE_MS = 120;
+const DEBOUNCE_MS = 180;
 
 export function attachSuggest(input, type, onPick) {
   const list = document.createElement('ul');
