@@ -72,9 +72,10 @@ export async function put(base, points) {
   if (r.status !== 204) throw new Error(`/api/put: ${r.status} ${await r.text()}`);
 }
 
-// GET /api/query with the m= strings; returns [status, body].
+// GET /api/query with the m= strings, dps as [[t, v], ...] (arrays=true,
+// as the page asks); returns [status, body].
 export async function apiQuery(base, start, end, ms) {
-  const qs = new URLSearchParams({ start: String(start) });
+  const qs = new URLSearchParams({ start: String(start), arrays: 'true' });
   if (end) qs.append('end', String(end));
   for (const m of ms) qs.append('m', m);
   const r = await fetch(`${base}/api/query?${qs}`);

@@ -182,7 +182,7 @@ describe('web UI', () => {
     assert.equal(sent.searchParams.get('end'), String(END));
     const [, api] = await apiQuery(tsd.base, t0, END, sent.searchParams.getAll('m'));
     const drawn = await page.evaluate(() => window.octsdbUI.plot.data.slice(1).map(s => s.filter(v => v != null)));
-    assert.deepEqual(drawn, api.map(s => Object.values(s.dps)));
+    assert.deepEqual(drawn, api.map(s => s.dps.map(p => p[1])));
 
     // the same URL in a new page: same form, same chart
     const url = page.url();

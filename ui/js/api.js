@@ -38,9 +38,11 @@ export function version() {
   return getJSON('api/version', []);
 }
 
-// ms is the m= strings (formatM); the answer is /api/query's array.
+// ms is the m= strings (formatM); the answer is /api/query's array, each
+// series' dps as [[timestamp, value], ...] in time order (arrays=true:
+// reading an object of 166 K numeric keys cost the page 400 ms).
 export function query(start, end, ms, signal) {
-  const p = [['start', start || '1h-ago']];
+  const p = [['start', start || '1h-ago'], ['arrays', 'true']];
   if (end) p.push(['end', end]);
   for (const m of ms) p.push(['m', m]);
   return getJSON('api/query', p, signal);

@@ -11,20 +11,34 @@ export function seriesLabel(s) {
   return tags.length ? `${s.metric}{${tags.join(',')}}` : s.metric;
 }
 
-// Series -> uPlot's columnar data: the union of timestamps (seconds), each
-// series' value there or null where it has none.
+// Series (dps as [[t, v], ...], time-ordered) -> uPlot's columnar data:
+// the union of timestamps (seconds), each series' value there or null where
+// it has none. When every series has the same timestamps (the usual case
+// with downsampling or aligned collectors) the first one's are the union.
 export function toColumns(results) {
-  const stamps = new Set();
-  for (const r of results) for (const t in r.dps) stamps.add(+t);
-  const xs = Float64Array.from(stamps).sort();
-  const at = new Map();
-  xs.forEach((t, i) => at.set(t, i));
+  const num = v => (v === null || v === 'NaN' ? null : +v);
+  const first = results.length ? results[0].dps : [];
+  const aligned = results.every(r => r.dps.length === first.length &&
+    r.dps.every((p, i) => p[0] === first[i][0]));
+  let xs;
+  if (aligned) {
+    xs = Float64Array.from(first, p => p[0]);
+  } else {
+    const all = new Float64Array(results.reduce((n, r) => n + r.dps.length, 0));
+    let n = 0;
+    for (const r of results) for (const p of r.dps) all[n++] = p[0];
+    all.sort();
+    let u = 0;
+    for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[u - 1]) all[u++] = all[i];
+    xs = all.slice(0, u);
+  }
   const cols = [xs];
   for (const r of results) {
     const ys = new Array(xs.length).fill(null);
-    for (const t in r.dps) {
-      const v = r.dps[t];
-      ys[at.get(+t)] = v === null || v === 'NaN' ? null : +v;
+    let j = 0;
+    for (const [t, v] of r.dps) {
+      while (xs[j] < t) j++;
+      ys[j] = num(v);
     }
     cols.push(ys);
   }
@@ -47,6 +61,7 @@ export class Chart {
     this.onZoom = onZoom;
     this.plot = null;
     this.last = null;
+    this.drawMs = null; // the last draw: data to painted canvas, in ms
     new ResizeObserver(() => {
       if (this.plot) this.plot.setSize(this.size());
     }).observe(el);
@@ -105,8 +120,12 @@ export class Chart {
         })),
       ],
     };
+    const t0 = performance.now();
+    this.drawMs = null;
     this.clear();
     this.plot = new uPlot(opts, toColumns(results), this.el);
+    // uPlot paints before the next frame: the time to it is the draw's cost
+    requestAnimationFrame(() => { this.drawMs = performance.now() - t0; });
   }
 
   // Redraws with the current theme's colours.

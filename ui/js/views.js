@@ -15,11 +15,12 @@ export function renderTable(el, results) {
   }
   const body = table.createTBody();
   for (const r of results) {
-    const ts = Object.keys(r.dps).map(Number).sort((a, b) => a - b);
-    const vs = ts.map(t => r.dps[t]).filter(v => typeof v === 'number');
+    const d = r.dps, n = d.length;
+    let min = Infinity, max = -Infinity;
+    for (const [, v] of d) if (typeof v === 'number') { min = Math.min(min, v); max = Math.max(max, v); }
     const row = body.insertRow();
-    const cells = [seriesLabel(r), ts.length, ts.length ? iso(ts[0]) : '', ts.length ? iso(ts.at(-1)) : '',
-      ts.length ? r.dps[ts.at(-1)] : '', vs.length ? Math.min(...vs) : '', vs.length ? Math.max(...vs) : ''];
+    const cells = [seriesLabel(r), n, n ? iso(d[0][0]) : '', n ? iso(d[n - 1][0]) : '',
+      n ? d[n - 1][1] : '', min <= max ? min : '', min <= max ? max : ''];
     cells.forEach((c, i) => {
       const td = row.insertCell();
       td.textContent = String(c);
