@@ -38,8 +38,8 @@ export async function startTsd(name, extraArgs = []) {
     const log = openSync(join(outDir, `tsd-${name}.log`), 'w');
     const proc = spawn(bin, ['tsd', `--port=${port}`, '--bind=127.0.0.1', `--datadir=${dir}/data`,
       '--auto-metric', ...extraArgs], { stdio: ['ignore', log, log] });
-    let exited = false;
-    proc.on('exit', () => { exited = true; });
+    let exited = false, status = null;
+    proc.on('exit', (code, signal) => { exited = true; status = signal || code; });
     const base = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 200 && !exited; i++) {
       try {
@@ -47,6 +47,8 @@ export async function startTsd(name, extraArgs = []) {
         if (r.ok) {
           return {
             base,
+            // SIGTERM is a clean shutdown: anything but exit 0 (a crash, a
+            // sanitizer's report at exit) fails the test file
             async stop() {
               if (!exited) {
                 const done = new Promise(r2 => proc.once('exit', r2));
@@ -54,6 +56,7 @@ export async function startTsd(name, extraArgs = []) {
                 await done;
               }
               rmSync(dir, { recursive: true, force: true });
+              if (status !== 0) throw new Error(`octsdb tsd (${name}) exited with ${status}; log: ${join(outDir, `tsd-${name}.log`)}`);
             },
           };
         }
