@@ -219,9 +219,11 @@ describe('web UI', () => {
       assert.equal(vals.length, N - 1);
       for (const v of vals) assert.ok(Math.abs(v - 2 / 60) < 1e-9, `rate ${v}`);
     }
-    // OpenTSDB's own keys survive a round trip through the form
+    // ylog is OpenTSDB's log scale; its other keys survive a round trip
+    assert.equal(await page.evaluate(() => window.octsdbUI.plot.scales.y.distr), 3);
+    assert.equal(await page.$eval('#ylog', c => c.checked), true);
     await graph(page);
-    assert.match(page.url(), /&o=&ylog&key=out%20right&wxh=800x600$/);
+    assert.match(page.url(), /&ylog&o=&key=out%20right&wxh=800x600$/);
     await page.close();
   });
 
@@ -262,6 +264,42 @@ describe('web UI', () => {
     await page.click('#theme'); // -> dark
     assert.equal((await colours()).bg, 'rgb(18, 21, 28)');
     await page.click('#theme'); // -> auto again (the choice is kept in localStorage)
+    await page.close();
+  });
+
+  test('y range (from zero by default), and times in UTC', async () => {
+    const page = await newPage();
+    await page.emulateTimezone('America/New_York');
+    await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user{host=*}`);
+    const y = () => page.evaluate(() => [window.octsdbUI.plot.scales.y.min, window.octsdbUI.plot.scales.y.max]);
+    assert.equal((await y())[0], 0, 'all values are positive: the axis starts at zero');
+    await page.type('#ymin', '100');
+    await page.type('#ymax', '1000');
+    await graph(page);
+    assert.match(page.url(), /&yrange=\[100:1000\]/);
+    assert.deepEqual(await y(), [100, 1000]);
+    // the legend's time under the cursor, in New York and then in UTC
+    const t = t0 + 60 * 7;
+    const hover = async () => {
+      const at = await page.evaluate(tt => {
+        const u = window.octsdbUI.plot, box = u.over.getBoundingClientRect();
+        return { x: box.left + u.valToPos(tt, 'x'), y: box.top + box.height / 2 };
+      }, t);
+      await page.mouse.move(at.x, at.y);
+      await page.waitForFunction(tt => { const u = window.octsdbUI.plot; return u.data[0][u.cursor.idx] === tt; }, {}, t);
+      return page.$eval('.u-legend .u-series .u-value', e => e.textContent);
+    };
+    const d = new Date(t * 1000);
+    const fmt = (Y, M, D, h, m) => `${Y}-${String(M).padStart(2, '0')}-${String(D).padStart(2, '0')} ` +
+      `${h % 12 || 12}:${String(m).padStart(2, '0')}${h < 12 ? 'am' : 'pm'}`;
+    const utc = fmt(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes());
+    assert.notEqual(await hover(), utc, 'New York is not UTC');
+    const runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.click('#utc');
+    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+    assert.match(page.url(), /&tz=utc/);
+    assert.equal(await hover(), utc);
+    assert.deepEqual(await y(), [100, 1000], 'the range is kept');
     await page.close();
   });
 

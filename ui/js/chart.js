@@ -1,6 +1,7 @@
 // chart.js -- /api/query's answer drawn with uPlot: one line per series,
 // the legend naming each by metric and tags, values at the cursor.
 import uPlot from '../vendor/uplot/uPlot.esm.js';
+import { parseRange } from './state.js';
 
 const PALETTE = ['#2f7ed8', '#e4572e', '#29a35a', '#9b59b6', '#f0a202', '#17becf', '#d62790',
   '#7f7f7f', '#8c564b', '#bcbd22', '#1f3a93', '#c0392b'];
@@ -45,6 +46,22 @@ export function toColumns(results) {
   return cols;
 }
 
+// The y scale: log or linear; the range's given sides fixed, the others
+// from the data, with linear ones starting at zero when no value is below.
+function yScale(axes) {
+  const [lo, hi] = parseRange(axes.yrange);
+  const log = !!axes.ylog;
+  return {
+    distr: log ? 3 : 1,
+    range: (u, dmin, dmax) => {
+      if (dmin == null) return [lo ?? 0, hi ?? 1];
+      const [amin, amax] = log ? uPlot.rangeLog(dmin, dmax, 10, true)
+        : uPlot.rangeNum(dmin >= 0 ? 0 : dmin, dmax, 0.1, true);
+      return [lo ?? amin, hi ?? amax];
+    },
+  };
+}
+
 function fmtValue(v) {
   if (v == null || Number.isNaN(v)) return '–';
   return Math.abs(v) >= 1e6 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(4) : String(+v.toPrecision(7));
@@ -83,9 +100,11 @@ export class Chart {
     }
   }
 
-  // results: /api/query's array (all queries concatenated).
-  draw(results) {
+  // results: /api/query's array (all queries concatenated); axes: {yrange
+  // ('[min:max]'), ylog, utc} from the page's state.
+  draw(results, axes = this.axes || {}) {
     this.last = results;
+    this.axes = axes;
     if (!results.length) {
       this.clear('No data for this query in this time range.');
       return;
@@ -94,7 +113,8 @@ export class Chart {
     const axis = { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid } };
     const opts = {
       ...this.size(),
-      scales: { x: { time: true } },
+      scales: { x: { time: true }, y: yScale(axes) },
+      ...(axes.utc ? { tzDate: ts => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC') } : {}),
       axes: [{ ...axis }, { ...axis, size: 60, values: (u, vals) => vals.map(fmtValue) }],
       // a drag selects a range; the page re-queries it (setScale off: the
       // new range comes back from the TSD, not from zooming stale data)
@@ -123,7 +143,10 @@ export class Chart {
     const t0 = performance.now();
     this.drawMs = null;
     this.clear();
-    this.plot = new uPlot(opts, toColumns(results), this.el);
+    const cols = toColumns(results);
+    // a log axis has no place for zero or less: those points are gaps
+    if (axes.ylog) for (const c of cols.slice(1)) c.forEach((v, i) => { if (v !== null && v <= 0) c[i] = null; });
+    this.plot = new uPlot(opts, cols, this.el);
     // uPlot paints before the next frame: the time to it is the draw's cost
     requestAnimationFrame(() => { this.drawMs = performance.now() - t0; });
   }

@@ -1,6 +1,6 @@
 // form.js -- the query builder: state -> form (render) and form -> state
 // (read). One <fieldset class="query"> per query, one tag row per tag.
-import { emptyQuery } from './state.js';
+import { emptyQuery, parseRange } from './state.js';
 import { attachSuggest } from './suggest.js';
 
 const $ = (root, sel) => root.querySelector(sel);
@@ -23,6 +23,11 @@ export class QueryForm {
   render(st) {
     $(this.form, '#start').value = st.start || '';
     $(this.form, '#end').value = st.end || '';
+    const [lo, hi] = parseRange(st.yrange);
+    $(this.form, '#ymin').value = lo ?? '';
+    $(this.form, '#ymax').value = hi ?? '';
+    $(this.form, '#ylog').checked = !!st.ylog;
+    $(this.form, '#utc').checked = !!st.utc;
     this.box.replaceChildren();
     const qs = st.queries.length ? st.queries : [emptyQuery()];
     for (const q of qs) this.addQuery(q);
@@ -43,7 +48,11 @@ export class QueryForm {
       counterMax: $(fs, '.counter-max').value.trim(),
       resetValue: $(fs, '.reset-value').value.trim(),
     })).filter(q => q.metric);
-    return { start: $(this.form, '#start').value.trim(), end: $(this.form, '#end').value.trim(), queries };
+    const lo = $(this.form, '#ymin').value.trim(), hi = $(this.form, '#ymax').value.trim();
+    return {
+      start: $(this.form, '#start').value.trim(), end: $(this.form, '#end').value.trim(), queries,
+      yrange: lo || hi ? `[${lo}:${hi}]` : '', ylog: $(this.form, '#ylog').checked, utc: $(this.form, '#utc').checked,
+    };
   }
 
   addQuery(q) {

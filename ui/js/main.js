@@ -48,7 +48,7 @@ function showView() {
   if (view === 'table') renderTable($('table'), results);
   if (view === 'json') renderJSON($('json'), results);
   // the chart is always drawn (its size needs it visible: redraw on return)
-  if (view === 'chart' && chart.last !== results) chart.draw(results);
+  if (view === 'chart' && chart.last !== results) chart.draw(results, cur);
 }
 
 function setResults(r) {
@@ -82,7 +82,7 @@ async function run(st) {
     const r = await api.query(st.start, st.end, ms, ctl.signal);
     showError('');
     setResults(r);
-    if (st.view === 'chart') chart.draw(r);
+    if (st.view === 'chart') chart.draw(r, st);
     showView();
     const points = r.reduce((n, s) => n + s.dps.length, 0);
     $('status').textContent = `${r.length} series, ${points} points, ${Math.round(performance.now() - t0)} ms`;
@@ -163,6 +163,7 @@ async function init() {
     go(next({}));
   });
   $('refresh').addEventListener('change', () => go(next({ refresh: +$('refresh').value })));
+  for (const id of ['ylog', 'utc']) $(id).addEventListener('change', () => go(next({})));
   for (const b of document.querySelectorAll('#views button'))
     b.addEventListener('click', () => go({ ...cur, view: b.dataset.view }, false));
   window.addEventListener('hashchange', fromFragment);

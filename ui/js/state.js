@@ -2,7 +2,8 @@
 //
 // The fragment uses OpenTSDB's own syntax, so its old links open the same
 // view and ours read like its: start=1h-ago&end=...&m=<query>&m=<query>...
-// (then our own refresh=<seconds> and view=table|json), where each query is
+// then yrange=[min:max], ylog (OpenTSDB's own) and our tz=utc,
+// refresh=<seconds> and view=table|json, where each query is
 //   agg:[interval-fn[-fill]:][rate[{counter[,max[,reset]]}]:]metric[{groupby}][{filters}]
 // Tags in the first braces group by (one series per value), those in the
 // second only filter. Keys we do not use (o, yrange, wxh, key, ylog, ...
@@ -117,10 +118,11 @@ export function formatM(q) {
 
 export const VIEWS = ['chart', 'table', 'json'];
 
-// Fragment (without '#') -> {start, end, queries, refresh (seconds, 0 off),
-// view, extra: [[k, v]...], errors: [message...]}.
+// Fragment (without '#') -> {start, end, queries, yrange ('[min:max]',
+// either side may be empty), ylog, utc, refresh (seconds, 0 off), view,
+// extra: [[k, v]...], errors: [message...]}.
 export function parseFragment(frag) {
-  const st = { start: '', end: '', queries: [], extra: [], refresh: 0, view: 'chart' };
+  const st = { start: '', end: '', queries: [], extra: [], refresh: 0, view: 'chart', yrange: '', ylog: false, utc: false };
   const errors = [];
   for (const part of frag.split('&')) {
     if (!part) continue;
@@ -131,6 +133,9 @@ export function parseFragment(frag) {
     else if (k === 'end') st.end = v || '';
     else if (k === 'refresh' && /^\d+$/.test(v || '')) st.refresh = +v;
     else if (k === 'view' && VIEWS.includes(v)) st.view = v;
+    else if (k === 'yrange' && /^\[[^:\]]*:[^:\]]*\]$/.test(v || '')) st.yrange = v;
+    else if (k === 'ylog') st.ylog = true;
+    else if (k === 'tz' && v === 'utc') st.utc = true;
     else if (k === 'm' && v) {
       try { st.queries.push(parseM(v)); } catch (e) { errors.push(e.message); }
     } else st.extra.push([k, v]);
@@ -145,7 +150,7 @@ function decode(s) {
 
 // Encodes what must be, leaving the query syntax readable in the address bar.
 function encode(s) {
-  return encodeURIComponent(s).replace(/%(7B|7D|3A|2C|3D|2A|7C|28|29)/gi,
+  return encodeURIComponent(s).replace(/%(7B|7D|3A|2C|3D|2A|7C|28|29|5B|5D)/gi,
     (_, h) => String.fromCharCode(parseInt(h, 16)));
 }
 
@@ -154,8 +159,18 @@ export function formatFragment(st) {
   if (st.start) parts.push('start=' + encode(st.start));
   if (st.end) parts.push('end=' + encode(st.end));
   for (const q of st.queries) if (q.metric.trim()) parts.push('m=' + encode(formatM(q)));
+  if (st.yrange && st.yrange !== '[:]') parts.push('yrange=' + encode(st.yrange));
+  if (st.ylog) parts.push('ylog');
+  if (st.utc) parts.push('tz=utc');
   if (st.refresh > 0) parts.push(`refresh=${st.refresh}`);
   if (st.view && st.view !== 'chart') parts.push(`view=${st.view}`);
   for (const [k, v] of st.extra || []) parts.push(v === null ? encode(k) : `${encode(k)}=${encode(v)}`);
   return parts.join('&');
+}
+
+// '[0:]' -> [0, null]; a side that is empty or not a number is null.
+export function parseRange(r) {
+  const m = /^\[([^:]*):([^\]]*)\]$/.exec(r || '');
+  const num = x => (x.trim() !== '' && Number.isFinite(+x) ? +x : null);
+  return m ? [num(m[1]), num(m[2])] : [null, null];
 }
