@@ -158,6 +158,12 @@ describe('web UI', () => {
       assert.deepEqual(vals.map(r => Number(r[1])), HOSTS.map(h => 200 * h + 10 + 2 * j), `minute ${j}`);
     }
     await page.screenshot({ path: join(outDir, 'groupby-hover-light.png') });
+    // a click on a legend entry hides that series, a second shows it again
+    const shown = () => page.evaluate(() => window.octsdbUI.plot.series.slice(1).map(s => s.show));
+    await page.click('.u-legend .u-series:nth-child(3) .u-label');
+    assert.deepEqual(await shown(), [true, false, true]);
+    await page.click('.u-legend .u-series:nth-child(3) .u-label');
+    assert.deepEqual(await shown(), [true, true, true]);
     await page.close();
   });
 
