@@ -243,6 +243,13 @@ describe('web UI', () => {
     assert.equal(await page.$eval('#error', e => e.textContent), api.error.message);
     assert.match(api.error.message, /no\.such\.metric/);
     assert.equal(await page.evaluate(() => window.octsdbUI.plot), null);
+    // a known metric with nothing in the range: an empty answer, said so
+    const runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.evaluate(f => { location.hash = f; }, `start=${t0 - 7200}&end=${t0 - 3600}&m=sum:sys.cpu.user`);
+    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+    assert.deepEqual((await apiQuery(tsd.base, t0 - 7200, t0 - 3600, ['sum:sys.cpu.user']))[1], []);
+    assert.equal(await page.$eval('#chart', e => e.textContent), 'No data for this query in this time range.');
+    assert.equal(await page.$eval('#error', e => e.hidden), true);
     // a malformed m= is refused by the page itself, in place as well
     await open(page, 'start=1h-ago&m=sum:x{host');
     await page.waitForFunction(() => /unbalanced/.test(document.getElementById('error').textContent));
