@@ -211,6 +211,26 @@ describe('web UI', () => {
     await copy.close();
   });
 
+  test('two queries on one chart: both m= in one request, all their series drawn', async () => {
+    const page = await newPage();
+    await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user{host=*}`);
+    await page.click('#add-query');
+    await page.keyboard.type('sys.cpu.system'); // the new query's metric has the focus
+    await page.keyboard.press('Escape');
+    await page.select('fieldset.query:nth-of-type(2) .agg', 'max');
+    await graph(page);
+    const ms = page.queries.at(-1).searchParams.getAll('m');
+    assert.deepEqual(ms, ['sum:sys.cpu.user{host=*}', 'max:sys.cpu.system']);
+    const [, api] = await apiQuery(tsd.base, t0, END, ms);
+    assert.equal(api.length, HOSTS.length + 1);
+    assert.deepEqual((await legend(page)).map(r => r[0]),
+      [...HOSTS.map(h => `sys.cpu.user{host=web0${h}}`), 'sys.cpu.system{host=web01}']);
+    // sys.cpu.system has one point, 1 at t0: the fourth column holds it alone
+    const col = await page.evaluate(() => Array.from(window.octsdbUI.plot.data[4]));
+    assert.deepEqual(col, [1, ...new Array(N - 1).fill(null)]);
+    await page.close();
+  });
+
   test("an old OpenTSDB link (#start=...&m=sum:rate:...{host=*}&o=&ylog...) opens the same view", async () => {
     const page = await newPage();
     await open(page, `start=${t0}&end=${END}&m=sum:rate:sys.cpu.user%7Bhost=*%7D&o=&ylog&key=out%20right&wxh=800x600`);
