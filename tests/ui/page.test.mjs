@@ -253,6 +253,36 @@ describe('web UI', () => {
     await page.close();
   });
 
+  test('a query in progress shows its time and can be cancelled', async () => {
+    const page = await newPage();
+    await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user`);
+    assert.equal(await page.$eval('#cancel', b => b.hidden), true);
+    // the next query is held in the browser: a TSD that does not answer
+    await page.setRequestInterception(true);
+    let held = null;
+    page.on('request', r => {
+      if (new URL(r.url()).pathname === '/api/query') held = r;
+      else r.continue();
+    });
+    const failed = new Promise(resolve => {
+      page.on('requestfailed', r => resolve(r.failure()?.errorText));
+      setTimeout(() => resolve('not aborted within 5 s'), 5000);
+    });
+    const runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.click('#graph');
+    await page.waitForFunction(() => /^querying… [1-9]\.\d s$/.test(document.getElementById('status').textContent),
+      { timeout: 5000 });
+    assert.ok(held, 'the query was sent');
+    assert.equal(await page.$eval('#cancel', b => b.hidden), false);
+    await page.click('#cancel');
+    assert.equal(await failed, 'net::ERR_ABORTED');
+    await page.waitForFunction(() => document.getElementById('cancel').hidden);
+    assert.equal(await page.$eval('#status', e => e.textContent), 'cancelled');
+    assert.equal(await page.$eval('#error', e => e.hidden), true);
+    assert.equal(await page.evaluate(() => window.octsdbUI.runs), runs, 'a cancelled query is not a finished one');
+    await page.close();
+  });
+
   test("a bad metric shows the API's error in place, and no exception", async () => {
     const page = await newPage();
     const before = pageErrors.length;

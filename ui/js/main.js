@@ -76,8 +76,17 @@ async function run(st) {
     return;
   }
   const ctl = inflight = new AbortController();
-  $('status').textContent = 'querying…';
   const t0 = performance.now();
+  // progress: the time so far, and a way out
+  const tick = () => { $('status').textContent = `querying… ${((performance.now() - t0) / 1000).toFixed(1)} s`; };
+  tick();
+  const ticker = setInterval(tick, 100);
+  $('cancel').hidden = false;
+  $('cancel').onclick = () => {
+    clearInterval(ticker);
+    ctl.abort();
+    $('status').textContent = 'cancelled';
+  };
   try {
     const r = await api.query(st.start, st.end, ms, ctl.signal);
     showError('');
@@ -94,7 +103,11 @@ async function run(st) {
     showError(e.message);
     $('status').textContent = '';
   } finally {
-    if (inflight === ctl) inflight = null;
+    clearInterval(ticker);
+    if (inflight === ctl) {
+      inflight = null;
+      $('cancel').hidden = true;
+    }
     if (!ctl.signal.aborted) {
       ui.runs++;
       if (st.refresh > 0 && st === cur) timer = setTimeout(() => run(st), st.refresh * 1000);
