@@ -283,6 +283,32 @@ describe('web UI', () => {
     await page.close();
   });
 
+  test('query history: the queries that answered, newest first, kept across reloads', async () => {
+    const page = await newPage();
+    await page.goto(`${tsd.base}/`);
+    await page.evaluate(() => localStorage.removeItem('octsdb.history'));
+    const a = `start=${t0}&end=${END}&m=sum:sys.cpu.user{host=*}`;
+    const b = `start=${t0}&end=${END}&m=max:sys.cpu.system`;
+    await open(page, a);
+    let runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.evaluate(f => { location.hash = f; }, b);
+    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+    runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.evaluate(() => { location.hash = 'start=1h-ago&m=sum:no.such.metric'; }); // refused: not kept
+    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+    await page.reload();
+    await page.waitForFunction(() => window.octsdbUI && window.octsdbUI.runs > 0);
+    const options = () => page.$$eval('#history option', os => os.slice(1).map(o => o.value));
+    assert.deepEqual(await options(), [b, a]);
+    runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.select('#history', a);
+    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+    assert.equal(new URL(page.url()).hash, '#' + a);
+    assert.deepEqual(page.queries.at(-1).searchParams.getAll('m'), ['sum:sys.cpu.user{host=*}']);
+    assert.deepEqual(await options(), [a, b]);
+    await page.close();
+  });
+
   test("a bad metric shows the API's error in place, and no exception", async () => {
     const page = await newPage();
     const before = pageErrors.length;

@@ -51,6 +51,31 @@ function showView() {
   if (view === 'chart' && chart.last !== results) chart.draw(results, cur);
 }
 
+// ---- query history: the last HISTORY_MAX fragments that answered, newest
+// first, in this browser's localStorage ----
+const HISTORY_MAX = 20;
+function history() {
+  try { return JSON.parse(localStorage.getItem('octsdb.history')) || []; } catch { return []; }
+}
+function showHistory() {
+  const sel = $('history');
+  sel.replaceChildren(new Option('history…', ''), ...history().map(f => {
+    const st = parseFragment(f);
+    const label = `${st.queries.map(formatM).join(' + ')}  (${st.start || '1h-ago'}${st.end ? ' to ' + st.end : ''})`;
+    return new Option(label, f);
+  }));
+}
+function remember(frag) {
+  if (!frag) return;
+  const h = [frag, ...history().filter(f => f !== frag)].slice(0, HISTORY_MAX);
+  localStorage.setItem('octsdb.history', JSON.stringify(h));
+  showHistory();
+}
+$('history').addEventListener('change', () => {
+  if ($('history').value) location.hash = $('history').value;
+});
+showHistory();
+
 function setResults(r) {
   results = r;
   $('csv').hidden = !(r && r.length);
@@ -91,6 +116,7 @@ async function run(st) {
     const r = await api.query(st.start, st.end, ms, ctl.signal);
     showError('');
     setResults(r);
+    remember(formatFragment({ ...st, view: 'chart' }));
     if (st.view === 'chart') chart.draw(r, st);
     showView();
     const points = r.reduce((n, s) => n + s.dps.length, 0);
