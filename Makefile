@@ -7,7 +7,7 @@ DATADIR    ?= ./data
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 
-.PHONY: all deps build test run bench fuzz lint clean install deb
+.PHONY: all deps build test run bench fuzz lint clean install deb ui-vendor
 
 all: build
 
@@ -21,10 +21,12 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Every test: the normal build's ctest suite (unit, contract, e2e, corpus
-# replay), then the sanitizer builds (scripts/test.sh says which). The Ceph
-# packages are for the cluster the rados backend's contract tests run on.
+# replay, the UI in a browser), then the sanitizer builds (scripts/test.sh
+# says which). Packages the tests need beyond the build: pkg (the .deb and
+# install checks), ceph (the cluster the rados backend's tests run on), ui
+# (the browser tests' chromium and npm packages).
 test: build
-	@scripts/install-deps.sh pkg ceph
+	@scripts/install-deps.sh pkg ceph ui
 	scripts/test.sh $(BUILD)
 
 # The binary, man page octsdb(1), systemd unit, sysusers.d entry and example
@@ -59,6 +61,19 @@ fuzz: deps
 lint: build
 	@scripts/install-deps.sh lint
 	scripts/lint.sh $(BUILD)
+
+# Refreshes the vendored uPlot (ui/vendor/uplot/) from the npm registry:
+# the ES module build, its CSS and LICENSE, plus SHA256SUMS of the three.
+# `make ui-vendor UPLOT_VERSION=x.y.z` moves the pin; commit the result.
+UPLOT_VERSION ?= 1.6.32
+ui-vendor:
+	@set -e; t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; \
+	(cd "$$t" && npm pack --silent uplot@$(UPLOT_VERSION) >/dev/null && tar xzf uplot-$(UPLOT_VERSION).tgz); \
+	d=ui/vendor/uplot; mkdir -p $$d; \
+	cp "$$t/package/dist/uPlot.esm.js" "$$t/package/dist/uPlot.min.css" "$$t/package/LICENSE" $$d/; \
+	echo "$(UPLOT_VERSION)" > $$d/VERSION; \
+	(cd $$d && sha256sum uPlot.esm.js uPlot.min.css LICENSE > SHA256SUMS); \
+	echo "uPlot $(UPLOT_VERSION) vendored in $$d"
 
 clean:
 	rm -rf $(BUILD)

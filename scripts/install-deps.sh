@@ -16,23 +16,44 @@ PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev lib
 # `install-deps.sh ceph` (from `make test`) the Ceph daemons and CLI that
 # scripts/ceph-cluster.sh starts for the rados backend's tests (no ceph-mgr:
 # that cluster runs without a manager, see the script).
+want_ui=
 for group in "$@"; do
     case "$group" in
     lint) PKGS+=(clang-format clang-tidy cppcheck) ;;
     pkg) PKGS+=(debhelper dpkg-dev systemd man-db curl) ;;
     ceph) PKGS+=(ceph-mon ceph-osd ceph-common python3) ;;
+    # ui: the browser tests (tests/ui/): Debian's chromium, Node and npm when
+    # missing (a Node from elsewhere is kept: Debian's npm would conflict),
+    # then puppeteer-core from tests/ui/package-lock.json, no browser download.
+    ui)
+        PKGS+=(chromium)
+        command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
+        command -v npm >/dev/null 2>&1 || PKGS+=(npm)
+        want_ui=1
+        ;;
     *)
-        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint, pkg, ceph)" >&2
+        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint, pkg, ceph, ui)" >&2
         exit 2
         ;;
     esac
 done
 
+ui_npm() {
+    local d
+    d="$(dirname "$0")/../tests/ui"
+    [ "$d/node_modules/.package-lock.json" -nt "$d/package-lock.json" ] && return 0
+    echo "octsdb: npm ci in tests/ui (puppeteer-core)" >&2
+    (cd "$d" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+}
+
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+    if [ -n "$want_ui" ]; then ui_npm; fi
+    exit 0
+fi
 
 echo "octsdb: installing missing packages: ${missing[*]}" >&2
 if [ "$(id -u)" -ne 0 ]; then
@@ -48,3 +69,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ -n "$want_ui" ]; then ui_npm; fi

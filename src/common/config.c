@@ -658,6 +658,8 @@ static const config_flag_t flags[] = {
     {"--port", FLAG_VALUE, "tsd.network.port", NULL, "NUM", "TCP port to listen on (4242)"},
     {"--bind", FLAG_VALUE, "tsd.network.bind", NULL, "ADDR", "Address to bind to (0.0.0.0)"},
     {"--staticroot", FLAG_VALUE, "tsd.http.staticroot", NULL, "PATH", "Web root for static files"},
+    {"--ui-dir", FLAG_VALUE, "tsd.http.uiroot", NULL, "DIR",
+     "Serve the web UI from DIR, not the embedded copy"},
     {"--cachedir", FLAG_VALUE, "tsd.http.cachedir", NULL, "PATH", "Directory for temporary files"},
     {"--worker-threads", FLAG_VALUE, "tsd.network.worker_threads", NULL, "NUM",
      "Number of worker threads (2 x CPUs)"},

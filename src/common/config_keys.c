@@ -51,6 +51,9 @@ const oct_config__key_t oct_config__keys[] = {
 
     /* --- HTTP ---------------------------------------------------------------------------- */
     STR("tsd.http.staticroot", NULL),
+    /* octsdb's own: the web UI at / and /ui/ is embedded in the binary; this directory, when
+     * set, is served instead (UI development without a rebuild). */
+    STR("tsd.http.uiroot", NULL),
     STR("tsd.http.cachedir", NULL),
     /* DEVIATION: OpenTSDB's code defaults to true (its docs say false); stack traces of a
      * C daemon are meaningless to clients, so false. */

@@ -5,7 +5,8 @@
  * "/api/v<N>/..." (only 1 exists: a higher N is 501, a malformed one 400);
  * the legacy routes of 2.4's UI (/aggregators, /suggest as their /api
  * twins; /version, /logs, /stats, /q in their own shapes, api_legacy.c); /s/<file> serves static
- * files (api_static.c). Endpoints are registered per tsd.mode as OpenTSDB does (put and uid in
+ * files (api_static.c), / and /ui/<file> the web UI (api_ui.c). Endpoints are registered per
+ * tsd.mode as OpenTSDB does (put and uid in
  * rw/wo, suggest/search/query in rw/ro), so in the wrong mode they simply
  * do not exist (404). A known endpoint called with a verb it does not take
  * gets OpenTSDB's 405.
@@ -202,6 +203,11 @@ static void api_route(tsd_ctx_t *tsd, const http_request_t *req, http_response_t
     auth_role_t role;
     if (auth_http(tsd, req, resp, &role)) return;
 
+    /* / and /ui/<file>: the web UI (api_ui.c); names keep their case */
+    if (req->path && (!strcmp(req->path, "/") || !strncmp(req->path, "/ui/", 4))) {
+        api_ui(&c, req->path[1] ? req->path + 4 : "index.html");
+        return;
+    }
     /* /s/<file>: static files; the file's name keeps its case */
     if (req->path && req->path[0] == '/' && (req->path[1] == 's' || req->path[1] == 'S') &&
         req->path[2] == '/') {

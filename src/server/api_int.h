@@ -54,6 +54,15 @@ void api_query_last(api_call_t *c);      /* /api/query/last (api_query_last.c) *
 /* /s/<rel> (api_static.c): a file under tsd.http.staticroot; rel is the
  * decoded path after "/s/", case kept. */
 void api_static(api_call_t *c, const char *rel);
+/* The file rel (relative, no "." or ".." segment) under root into out
+ * (reset first), with api_static's checks: resolved strictly inside root,
+ * a regular file, not a symlink, at most 16 MiB. 0, or -1 for any refusal. */
+int api_static_load(const char *root, const char *rel, oct_strbuf_t *out);
+/* The Content-Type for a file name's extension (octet-stream if unknown). */
+const char *api_static_type(const char *name);
+/* / and /ui/<rel> (api_ui.c): the web UI, embedded or from tsd.http.uiroot;
+ * rel is "index.html" for "/" (the page's links are relative to "/"). */
+void api_ui(api_call_t *c, const char *rel);
 /* /api/query[/<sub>] (api_query.c), modes rw/ro. sub is "" or e.g. "exp". */
 void api_query(api_call_t *c, const char *sub);
 /* The GET form of /api/query into q (zeroed by the caller; query_free it):

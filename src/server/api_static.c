@@ -29,7 +29,7 @@
 
 #define STATIC_MAX_BYTES (16u << 20)
 
-static const char *static_type(const char *name)
+const char *api_static_type(const char *name)
 {
     static const struct {
         const char *ext, *type;
@@ -70,21 +70,12 @@ static int static_rel_ok(const char *rel)
     return 1;
 }
 
-void api_static(api_call_t *c, const char *rel)
+int api_static_load(const char *root, const char *rel, oct_strbuf_t *out)
 {
-    const char *root = oct_config_get(c->tsd->cfg, "tsd.http.staticroot");
-    if (!root || !oct_config_get_bool(c->tsd->cfg, "tsd.core.enable_ui") || !static_rel_ok(rel)) {
-        http_error(c->resp, 404, "Endpoint not found", NULL);
-        return;
-    }
-    if (!(c->verb & API_GET)) {
-        api_method_not_allowed(c);
-        return;
-    }
     char rootreal[PATH_MAX], joined[PATH_MAX * 2], real[PATH_MAX];
     int fd = -1;
     struct stat st;
-    if (!realpath(root, rootreal)) goto not_found;
+    if (!static_rel_ok(rel) || !realpath(root, rootreal)) goto not_found;
     size_t rl = strlen(rootreal);
     if (snprintf(joined, sizeof joined, "%s/%s", rootreal, rel) >= (int)sizeof joined)
         goto not_found;
@@ -97,25 +88,42 @@ void api_static(api_call_t *c, const char *rel)
     if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
         (unsigned long long)st.st_size > STATIC_MAX_BYTES)
         goto not_found;
-    oct_strbuf_reset(&c->resp->body);
+    oct_strbuf_reset(out);
     char buf[65536];
     for (;;) {
         ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) goto not_found;
         if (n == 0) break;
-        if (c->resp->body.len + (size_t)n > STATIC_MAX_BYTES) goto not_found;
-        oct_strbuf_append(&c->resp->body, buf, (size_t)n);
+        if (out->len + (size_t)n > STATIC_MAX_BYTES) goto not_found;
+        oct_strbuf_append(out, buf, (size_t)n);
     }
     close(fd);
+    return 0;
+not_found:
+    if (fd >= 0) close(fd);
+    return -1;
+}
+
+void api_static(api_call_t *c, const char *rel)
+{
+    const char *root = oct_config_get(c->tsd->cfg, "tsd.http.staticroot");
+    if (!root || !oct_config_get_bool(c->tsd->cfg, "tsd.core.enable_ui") || !static_rel_ok(rel)) {
+        http_error(c->resp, 404, "Endpoint not found", NULL);
+        return;
+    }
+    if (!(c->verb & API_GET)) {
+        api_method_not_allowed(c);
+        return;
+    }
+    if (api_static_load(root, rel, &c->resp->body)) {
+        http_error(c->resp, 404, "Endpoint not found", NULL);
+        return;
+    }
     c->resp->status = 200;
-    c->resp->content_type = static_type(rel);
+    c->resp->content_type = api_static_type(rel);
     http_response_add_header(c->resp, "Cache-Control",
                              strstr(c->req->path, "nocache") || strstr(c->req->query, "nocache")
                                  ? "no-cache"
                                  : "public, max-age=31536000");
-    return;
-not_found:
-    if (fd >= 0) close(fd);
-    http_error(c->resp, 404, "Endpoint not found", NULL);
 }

@@ -630,6 +630,7 @@ static void help_lists_every_flag(void **state)
                            "--port=NUM",
                            "--bind=ADDR",
                            "--staticroot=PATH",
+                           "--ui-dir=DIR",
                            "--cachedir=PATH",
                            "--worker-threads=NUM",
                            "--async-io=true|false",

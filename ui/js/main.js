@@ -1,0 +1,212 @@
+// main.js -- wires the page: the fragment is the state; the form edits it;
+// each change of the fragment (Graph, a zoom, Back, a pasted link) redraws.
+import * as api from './api.js';
+import { Chart } from './chart.js';
+import { QueryForm } from './form.js';
+import { formatFragment, formatM, parseFragment } from './state.js';
+import { renderJSON, renderTable, toCSV } from './views.js';
+
+const $ = id => document.getElementById(id);
+let form = null, cur = null, inflight = null, timer = 0, results = null, csvUrl = null;
+const chart = new Chart($('chart'), (min, max) => {
+  // a drag on the chart: the same queries over the selected range, as a
+  // new history entry so Back returns to the range before
+  go({ ...cur, start: String(Math.floor(min)), end: String(Math.ceil(max)) });
+});
+// For the browser tests and the curious: the chart's uPlot instance, and
+// how many queries have finished (drawn or shown their error).
+const ui = window.octsdbUI = { get plot() { return chart.plot; }, get drawMs() { return chart.drawMs; }, runs: 0 };
+
+function showError(msg) {
+  const el = $('error');
+  el.textContent = msg || '';
+  el.hidden = !msg;
+}
+
+// The fragment for st: a new history entry, whose hashchange redraws. The
+// query runs again even if only the spelling of the fragment changed (Graph
+// pressed on an unchanged form is a refresh), unless rerun is false (a
+// switch of view: the answer at hand is shown another way).
+let wantRun = false;
+function go(st, rerun = true) {
+  const frag = formatFragment(st);
+  wantRun = rerun;
+  if (location.hash.replace(/^#/, '') === frag) fromFragment();
+  else location.hash = frag;
+}
+
+function showView() {
+  const view = cur ? cur.view : 'chart';
+  for (const b of document.querySelectorAll('#views button'))
+    b.setAttribute('aria-selected', String(b.dataset.view === view));
+  for (const el of document.querySelectorAll('.view')) el.hidden = el.id !== view;
+  if (!results) {
+    $('table').replaceChildren();
+    $('json').textContent = '';
+    return;
+  }
+  if (view === 'table') renderTable($('table'), results);
+  if (view === 'json') renderJSON($('json'), results);
+  // the chart is always drawn (its size needs it visible: redraw on return)
+  if (view === 'chart' && chart.last !== results) chart.draw(results, cur);
+}
+
+// ---- query history: the last HISTORY_MAX fragments that answered, newest
+// first, in this browser's localStorage ----
+const HISTORY_MAX = 20;
+function history() {
+  try { return JSON.parse(localStorage.getItem('octsdb.history')) || []; } catch { return []; }
+}
+function showHistory() {
+  const sel = $('history');
+  sel.replaceChildren(new Option('history…', ''), ...history().map(f => {
+    const st = parseFragment(f);
+    const label = `${st.queries.map(formatM).join(' + ')}  (${st.start || '1h-ago'}${st.end ? ' to ' + st.end : ''})`;
+    return new Option(label, f);
+  }));
+}
+function remember(frag) {
+  if (!frag) return;
+  const h = [frag, ...history().filter(f => f !== frag)].slice(0, HISTORY_MAX);
+  localStorage.setItem('octsdb.history', JSON.stringify(h));
+  showHistory();
+}
+$('history').addEventListener('change', () => {
+  if ($('history').value) location.hash = $('history').value;
+});
+showHistory();
+
+function setResults(r) {
+  results = r;
+  $('csv').hidden = !(r && r.length);
+}
+
+// The CSV is made when asked for (at 166 K points it costs a draw's time):
+// the click's default action, the download, reads the href set here.
+$('csv').addEventListener('click', () => {
+  if (csvUrl) URL.revokeObjectURL(csvUrl);
+  csvUrl = URL.createObjectURL(new Blob([toCSV(results || [])], { type: 'text/csv' }));
+  $('csv').href = csvUrl;
+});
+
+async function run(st) {
+  if (inflight) inflight.abort();
+  clearTimeout(timer);
+  const ms = st.queries.map(formatM);
+  if (!ms.length) {
+    chart.clear();
+    setResults(null);
+    showView();
+    $('status').textContent = '';
+    return;
+  }
+  const ctl = inflight = new AbortController();
+  const t0 = performance.now();
+  // progress: the time so far, and a way out
+  const tick = () => { $('status').textContent = `querying… ${((performance.now() - t0) / 1000).toFixed(1)} s`; };
+  tick();
+  const ticker = setInterval(tick, 100);
+  $('cancel').hidden = false;
+  $('cancel').onclick = () => {
+    clearInterval(ticker);
+    ctl.abort();
+    $('status').textContent = 'cancelled';
+  };
+  try {
+    const r = await api.query(st.start, st.end, ms, ctl.signal);
+    showError('');
+    setResults(r);
+    remember(formatFragment({ ...st, view: 'chart' }));
+    if (st.view === 'chart') chart.draw(r, st);
+    showView();
+    const points = r.reduce((n, s) => n + s.dps.length, 0);
+    $('status').textContent = `${r.length} series, ${points} points, ${Math.round(performance.now() - t0)} ms`;
+  } catch (e) {
+    if (e.name === 'AbortError') return;
+    chart.clear();
+    setResults(null);
+    showView();
+    showError(e.message);
+    $('status').textContent = '';
+  } finally {
+    clearInterval(ticker);
+    if (inflight === ctl) {
+      inflight = null;
+      $('cancel').hidden = true;
+    }
+    if (!ctl.signal.aborted) {
+      ui.runs++;
+      if (st.refresh > 0 && st === cur) timer = setTimeout(() => run(st), st.refresh * 1000);
+    }
+  }
+}
+
+function fromFragment() {
+  const st = parseFragment(location.hash.replace(/^#/, ''));
+  // Back/Forward or a view switch over the same queries: no need to ask again
+  const onlyView = !wantRun && cur && results &&
+    formatFragment({ ...st, view: 'chart' }) === formatFragment({ ...cur, view: 'chart' });
+  wantRun = false;
+  cur = st;
+  form.render(st);
+  const sel = $('refresh');
+  if (![...sel.options].some(o => o.value === String(st.refresh)))
+    sel.append(new Option(`${st.refresh}s`, String(st.refresh))); // a link's own interval
+  sel.value = String(st.refresh);
+  if (onlyView) {
+    showView();
+    return;
+  }
+  if (st.errors.length) {
+    if (inflight) inflight.abort();
+    clearTimeout(timer);
+    chart.clear();
+    setResults(null);
+    showError(st.errors.join('\n'));
+    ui.runs++;
+    return;
+  }
+  run(st);
+}
+
+// ---- theme: auto (the system's), light or dark; the choice is kept ----
+const THEMES = ['auto', 'light', 'dark'];
+function applyTheme(t) {
+  if (t === 'auto') delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = t;
+  $('theme').textContent = `theme: ${t}`;
+  chart.restyle();
+}
+$('theme').addEventListener('click', () => {
+  const was = localStorage.getItem('octsdb.theme') || 'auto';
+  const next = THEMES[(THEMES.indexOf(was) + 1) % THEMES.length];
+  localStorage.setItem('octsdb.theme', next);
+  applyTheme(next);
+});
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => chart.restyle());
+applyTheme(localStorage.getItem('octsdb.theme') || 'auto');
+
+async function init() {
+  let aggs = ['sum', 'avg', 'min', 'max', 'count'];
+  try {
+    aggs = await api.aggregators();
+  } catch (e) {
+    showError(e.message);
+  }
+  api.version().then(v => { $('version').textContent = v.version ? `v${v.version}` : ''; }, () => {});
+  form = new QueryForm($('form'), aggs);
+  // every change goes through the fragment; unknown keys ride along
+  const next = over => ({ ...form.read(), refresh: cur.refresh, view: cur.view, extra: cur.extra, ...over });
+  $('form').addEventListener('submit', e => {
+    e.preventDefault();
+    go(next({}));
+  });
+  $('refresh').addEventListener('change', () => go(next({ refresh: +$('refresh').value })));
+  for (const id of ['ylog', 'utc']) $(id).addEventListener('change', () => go(next({})));
+  for (const b of document.querySelectorAll('#views button'))
+    b.addEventListener('click', () => go({ ...cur, view: b.dataset.view }, false));
+  window.addEventListener('hashchange', fromFragment);
+  fromFragment();
+}
+
+init();
