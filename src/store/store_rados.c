@@ -18,6 +18,9 @@
  * The data dir stays local: it records the namespace it is bound to
  * (rados.ns) and a read-write open holds an flock on rados.lock.
  *
+ * The building blocks (key encoding, object and aio helpers, the partition
+ * index, the namespace binding) are in store_rados_io.c.
+ *
  * Threads: librados' cluster handle and ioctx are thread-safe; the only
  * shared state of ours is the set of partitions already indexed (idx_mu). */
 #include "store/store.h"
@@ -39,507 +42,7 @@
 #include "common/xmalloc.h"
 #include "store/store_builtin.h"
 #include "store/store_util.h"
-
-#define STORE_PART_MAX      255
-#define STORE_FAMILY_MAX    255
-#define STORE_ROW_MAX       65535
-#define STORE_QUALIFIER_MAX 65535
-#define RS_TABLE_NAME_MAX   200
-#define RS_OID_MAX          (RS_TABLE_NAME_MAX + 2 + 2 * STORE_PART_MAX)
-#define RS_PAGE             1024 /* the OSD returns at most this many omap entries per op */
-#define RS_INFLIGHT         64
-#define RS_RETRIES          16 /* reads restarted because the object changed */
-#define RS_INCR_RETRIES     100000
-#define RS_CELL_V1          0x01       /* the version byte in front of every stored value */
-#define RS_IDX_MAX          (1u << 20) /* indexed partitions remembered, then forgotten */
-
-/* Counters of this process: increments of one counter are serialised here
- * (threads of one process would otherwise only make each other retry), and
- * the stripe remembers the last value it wrote, so the usual increment is
- * one compare-and-set round trip without a read first. */
-#define RS_STRIPES 64
-typedef struct {
-    pthread_mutex_t mu;
-    uint8_t *key; /* oid | 00 | omap key of the remembered counter, or NULL */
-    size_t key_len;
-    uint8_t val[9]; /* its stored value (version byte and 8 bytes) */
-} rs_stripe_t;
-
-typedef struct {
-    store_t base; /* first: store.c dispatches through base.methods */
-    rados_t cluster;
-    rados_ioctx_t io;
-    char *names[STORE_TABLE_COUNT];
-    char *dir, *ns;
-    int read_only;
-    int lock_fd;
-    /* partitions this process has put in an index object: open addressing,
-     * each key malloc'd as [table][len][part bytes] */
-    pthread_mutex_t idx_mu;
-    uint8_t **idx;
-    size_t idx_n, idx_cap;
-    rs_stripe_t stripes[RS_STRIPES];
-} rs_store_t;
-
-typedef struct {
-    store_scanner_t base; /* first, as in rs_store_t */
-    store_result_t raw;   /* the range at open: row = omap key, value = omap value */
-    size_t pos;
-    uint8_t *family;
-    size_t family_len;
-    store_row_filter_fn filter;
-    void *filter_ctx;
-    uint8_t *scratch;
-    size_t scratch_cap;
-} rs_scanner_t;
-
-/* ---------- enc1 (docs/format/rados.md) ---------- */
-
-static size_t enc1_len(oct_slice_t x)
-{
-    size_t n = x.len + 2;
-    for (size_t i = 0; i < x.len; i++)
-        n += x.ptr[i] <= 1;
-    return n;
-}
-
-static uint8_t *enc1(uint8_t *d, oct_slice_t x)
-{
-    for (size_t i = 0; i < x.len; i++) {
-        if (x.ptr[i] <= 1) {
-            *d++ = 0x01;
-            *d++ = (uint8_t)(x.ptr[i] + 2);
-        } else {
-            *d++ = x.ptr[i];
-        }
-    }
-    *d++ = 0x01;
-    *d++ = 0x01;
-    return d;
-}
-
-/* Decodes one enc1() at p[0..n) into out (n bytes room); returns the bytes
- * consumed, or -1 if malformed. */
-static long dec1(const uint8_t *p, size_t n, uint8_t *out, size_t *out_len)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == 0x00) return -1;
-        if (p[i] != 0x01) {
-            out[o++] = p[i];
-            continue;
-        }
-        if (i + 1 >= n) return -1;
-        if (p[i + 1] == 0x01) {
-            *out_len = o;
-            return (long)(i + 2);
-        }
-        if (p[i + 1] != 0x02 && p[i + 1] != 0x03) return -1;
-        out[o++] = (uint8_t)(p[i + 1] - 2);
-        i++;
-    }
-    return -1;
-}
-
-/* Appends enc1(x) to b. */
-static void rb_enc1(store_buf_t *b, oct_slice_t x)
-{
-    uint8_t *e = enc1(store__buf_reserve(b, enc1_len(x)), x);
-    b->len = (size_t)(e - b->p);
-}
-
-static void rb_put(store_buf_t *b, const void *p, size_t n)
-{
-    if (n) memcpy(store__buf_reserve(b, n), p, n);
-    b->len += n;
-}
-
-/* The omap key of a cell, replacing b's contents; NUL-terminated (the key
- * itself never holds a 00 byte). */
-static void cell_key(store_buf_t *b, oct_slice_t row, oct_slice_t family, oct_slice_t qualifier)
-{
-    b->len = 0;
-    rb_enc1(b, row);
-    rb_enc1(b, family);
-    rb_enc1(b, qualifier);
-    store__buf_reserve(b, 1)[0] = '\0';
-}
-
-/* Splits an omap key into row, family and qualifier, decoded into scratch
- * (which must hold kl bytes). -1 if malformed. */
-static int split_key(const uint8_t *k, size_t kl, uint8_t *scratch, oct_slice_t *row,
-                     oct_slice_t *fam, oct_slice_t *qual)
-{
-    oct_slice_t *parts[3] = {row, fam, qual};
-    size_t off = 0, o = 0;
-    for (int i = 0; i < 3; i++) {
-        size_t len;
-        long used = dec1(k + off, kl - off, scratch + o, &len);
-        if (used < 0) return -1;
-        *parts[i] = oct_slice(scratch + o, len);
-        off += (size_t)used;
-        o += len;
-    }
-    return off == kl ? 0 : -1;
-}
-
-/* ---------- errors and checks ---------- */
-
-static int rs_fail(oct_errbuf_t *eb, int rc, const char *what, const char *oid)
-{
-    return oct_err(eb, OCT_EIO, "rados %s %s: %s", what, oid ? oid : "", strerror(-rc));
-}
-
-/* ---------- objects ---------- */
-
-/* "<table>/<hex(part)>" into oid (RS_OID_MAX + 1 bytes). */
-static void data_oid(const rs_store_t *st, store_table_t t, oct_slice_t part, char *oid)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t n = strlen(st->names[t]);
-    memcpy(oid, st->names[t], n);
-    oid[n++] = '/';
-    for (size_t i = 0; i < part.len; i++) {
-        oid[n++] = hex[part.ptr[i] >> 4];
-        oid[n++] = hex[part.ptr[i] & 15];
-    }
-    oid[n] = '\0';
-}
-
-/* Runs a read op and waits; returns its result and the object's version. */
-static int read_op_wait(rs_store_t *st, rados_read_op_t op, const char *oid, uint64_t *ver)
-{
-    rados_completion_t c;
-    int rc = rados_aio_create_completion2(NULL, NULL, &c);
-    if (rc < 0) return rc;
-    rc = rados_aio_read_op_operate(op, st->io, c, oid, 0);
-    if (rc == 0) {
-        rados_aio_wait_for_complete(c);
-        rc = rados_aio_get_return_value(c);
-        if (ver) *ver = rados_aio_get_version(c);
-    }
-    rados_aio_release(c);
-    return rc;
-}
-
-/* Starts a read or write op (exactly one of rop, wop) on oid with a new
- * completion in *c. On failure the op is released, *c is NULL, and the
- * error is returned. */
-static int aio_start(rs_store_t *st, rados_read_op_t rop, rados_write_op_t wop, const char *oid,
-                     rados_completion_t *c)
-{
-    *c = NULL;
-    int e = rados_aio_create_completion2(NULL, NULL, c);
-    if (e == 0)
-        e = rop ? rados_aio_read_op_operate(rop, st->io, *c, oid, 0)
-                : rados_aio_write_op_operate(wop, st->io, *c, oid, NULL, 0);
-    if (e < 0) {
-        if (*c) rados_aio_release(*c);
-        *c = NULL;
-        if (rop) rados_release_read_op(rop);
-        if (wop) rados_release_write_op(wop);
-    }
-    return e;
-}
-
-/* Appends every entry of iterator it to raw (key in .row, value in .value)
- * while the key is below stop (stop_len 0 = no bound); *last_key gets the
- * last key seen (malloc'd, NUL-terminated), *hit_stop 1 if stop was reached. */
-static void take_entries(rados_omap_iter_t it, const uint8_t *stop, size_t stop_len,
-                         store_result_t *raw, char **last_key, int *hit_stop)
-{
-    char *k, *v;
-    size_t kl, vl;
-    while (rados_omap_get_next2(it, &k, &v, &kl, &vl) == 0 && k) {
-        if (stop_len) {
-            int c = memcmp(k, stop, kl < stop_len ? kl : stop_len);
-            if (c > 0 || (c == 0 && kl >= stop_len)) {
-                *hit_stop = 1;
-                break;
-            }
-        }
-        store_result_add(raw, oct_slice(k, kl), oct_slice(NULL, 0), oct_slice(NULL, 0),
-                         oct_slice(v, vl));
-        free(*last_key);
-        *last_key = xmalloc(kl + 1);
-        memcpy(*last_key, k, kl);
-        (*last_key)[kl] = '\0';
-    }
-}
-
-/* Reads the omap entries of oid whose keys start with prefix, come after
- * start_after and lie below stop, into raw (reset first), page by page.
- * consistent: every page after the first asserts the first one's object
- * version, and the read starts over if the object changed (RS_RETRIES
- * times). Returns 0 (a missing object reads as empty) or OCT_EIO. */
-static int read_range(rs_store_t *st, const char *oid, const char *prefix, const char *start_after,
-                      const uint8_t *stop, size_t stop_len, int consistent, store_result_t *raw,
-                      oct_errbuf_t *eb)
-{
-    for (int attempt = 0; attempt < RS_RETRIES; attempt++) {
-        store_result_reset(raw);
-        char *after = xstrdup(start_after);
-        uint64_t ver = 0;
-        int first = 1, rc = 0, done = 0;
-        while (!done) {
-            rados_read_op_t op = rados_create_read_op();
-            if (consistent && !first) rados_read_op_assert_version(op, ver);
-            rados_omap_iter_t it = NULL;
-            unsigned char more = 0;
-            int prval = 0;
-            uint64_t v = 0;
-            rados_read_op_omap_get_vals2(op, after, prefix, RS_PAGE, &it, &more, &prval);
-            rc = read_op_wait(st, op, oid, &v);
-            if (rc == 0 && prval < 0) rc = prval;
-            if (rc == 0) {
-                int hit_stop = 0;
-                take_entries(it, stop, stop_len, raw, &after, &hit_stop);
-                done = hit_stop || !more;
-            }
-            if (it) rados_omap_get_end(it);
-            rados_release_read_op(op);
-            if (rc == -ENOENT && first) {
-                rc = 0;
-                done = 1;
-            }
-            if (rc) break;
-            if (first) ver = v;
-            first = 0;
-        }
-        free(after);
-        if (rc == 0) return 0;
-        /* the object changed (or went away) between two pages: start over */
-        if (consistent && (rc == -ERANGE || rc == -EOVERFLOW || rc == -ENOENT)) continue;
-        return rs_fail(eb, rc, "omap read", oid);
-    }
-    return oct_err(eb, OCT_EIO, "rados omap read %s: the object kept changing (%d attempts)", oid,
-                   RS_RETRIES);
-}
-
-/* Appends the cells of raw (omap entries of one object) to out. */
-static int add_cells(const store_result_t *raw, store_result_t *out, const char *oid,
-                     oct_errbuf_t *eb)
-{
-    uint8_t *scratch = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    for (size_t i = 0; i < raw->n; i++) {
-        const store_cell_t *c = &raw->cells[i];
-        if (c->row.len > cap) {
-            cap = 2 * c->row.len;
-            scratch = xrealloc(scratch, cap);
-        }
-        oct_slice_t row = {0}, fam = {0}, qual = {0}; /* OUT of split_key */
-        if (split_key(c->row.ptr, c->row.len, scratch, &row, &fam, &qual) || c->value.len < 1 ||
-            c->value.ptr[0] != RS_CELL_V1) {
-            rc = oct_err(eb, OCT_ECORRUPT, "malformed omap entry in %s", oid);
-            break;
-        }
-        store_result_add(out, row, fam, qual, oct_slice(c->value.ptr + 1, c->value.len - 1));
-    }
-    free(scratch);
-    return rc;
-}
-
-/* ---------- the index of partitions ---------- */
-
-static uint64_t idx_hash(const uint8_t *k)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < (size_t)k[1] + 2; i++)
-        h = (h ^ k[i]) * 1099511628211ull;
-    return h;
-}
-
-/* The slot of key k (found or empty). Caller holds idx_mu. */
-static size_t idx_slot(const rs_store_t *st, const uint8_t *k)
-{
-    size_t i = idx_hash(k) & (st->idx_cap - 1);
-    while (st->idx[i] && memcmp(st->idx[i], k, (size_t)k[1] + 2) != 0)
-        i = (i + 1) & (st->idx_cap - 1);
-    return i;
-}
-
-static int idx_known(rs_store_t *st, const uint8_t *k)
-{
-    pthread_mutex_lock(&st->idx_mu);
-    int known = st->idx_cap && st->idx[idx_slot(st, k)];
-    pthread_mutex_unlock(&st->idx_mu);
-    return known;
-}
-
-static void idx_clear(rs_store_t *st)
-{
-    for (size_t i = 0; i < st->idx_cap; i++)
-        free(st->idx[i]);
-    free(st->idx);
-    st->idx = NULL;
-    st->idx_n = st->idx_cap = 0;
-}
-
-static void idx_remember(rs_store_t *st, const uint8_t *k)
-{
-    pthread_mutex_lock(&st->idx_mu);
-    /* forgetting costs one idempotent index write per partition, later */
-    if (st->idx_n >= RS_IDX_MAX) idx_clear(st);
-    if (2 * (st->idx_n + 1) > st->idx_cap) {
-        uint8_t **old = st->idx;
-        size_t old_cap = st->idx_cap;
-        st->idx_cap = old_cap ? 2 * old_cap : 256;
-        st->idx = xcalloc(st->idx_cap, sizeof *st->idx);
-        for (size_t i = 0; i < old_cap; i++)
-            if (old[i]) st->idx[idx_slot(st, old[i])] = old[i];
-        free(old);
-    }
-    size_t s = idx_slot(st, k);
-    if (!st->idx[s]) {
-        st->idx[s] = xmemdup(k, (size_t)k[1] + 2);
-        st->idx_n++;
-    }
-    pthread_mutex_unlock(&st->idx_mu);
-}
-
-/* Makes sure the index object of table t lists every partition in parts
- * (n of them): one idempotent omap_set2 of those not yet known. */
-static int index_parts(rs_store_t *st, store_table_t t, const oct_slice_t *parts, size_t n,
-                       oct_errbuf_t *eb)
-{
-    uint8_t k[2 + STORE_PART_MAX];
-    store_buf_t b = {0};
-    size_t *offs = xmalloc((n ? n : 1) * sizeof *offs), m = 0;
-    for (size_t i = 0; i < n; i++) {
-        k[0] = (uint8_t)t;
-        k[1] = (uint8_t)parts[i].len;
-        memcpy(k + 2, parts[i].ptr, parts[i].len);
-        if (idx_known(st, k)) continue;
-        offs[m++] = b.len;
-        rb_enc1(&b, parts[i]);
-    }
-    int rc = 0;
-    if (m) {
-        const char **keys = xmalloc(m * sizeof *keys), **vals = xmalloc(m * sizeof *vals);
-        size_t *kl = xmalloc(m * sizeof *kl), *vl = xcalloc(m, sizeof *vl);
-        for (size_t i = 0; i < m; i++) {
-            keys[i] = (const char *)b.p + offs[i];
-            kl[i] = (i + 1 < m ? offs[i + 1] : b.len) - offs[i];
-            vals[i] = "";
-        }
-        rados_write_op_t op = rados_create_write_op();
-        rados_write_op_omap_set2(op, keys, vals, kl, vl, m);
-        rc = rados_write_op_operate(op, st->io, st->names[t], NULL, 0);
-        rados_release_write_op(op);
-        if (rc < 0) {
-            rc = rs_fail(eb, rc, "index write", st->names[t]);
-        } else {
-            rc = 0;
-            for (size_t i = 0; i < n; i++) {
-                k[0] = (uint8_t)t;
-                k[1] = (uint8_t)parts[i].len;
-                memcpy(k + 2, parts[i].ptr, parts[i].len);
-                idx_remember(st, k);
-            }
-        }
-        free(keys);
-        free(vals);
-        free(kl);
-        free(vl);
-    }
-    free(offs);
-    free(b.p);
-    return rc;
-}
-
-/* ---------- open / close ---------- */
-
-/* The namespace recorded in DIR/rados.ns (malloc'd), or NULL if none. */
-static char *ns_read(const char *dir)
-{
-    char path[4200], line[256];
-    snprintf(path, sizeof path, "%s/rados.ns", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    char *ns = NULL;
-    if (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (*line) ns = xstrdup(line);
-    }
-    fclose(f);
-    return ns;
-}
-
-/* Records ns in DIR/rados.ns: a temp file, fsync'ed, renamed over. */
-static int ns_write(const char *dir, const char *ns)
-{
-    char path[4200], tmp[4210];
-    snprintf(path, sizeof path, "%s/rados.ns", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return -errno;
-    size_t n = strlen(ns);
-    int rc = 0;
-    if (write(fd, ns, n) != (ssize_t)n || write(fd, "\n", 1) != 1 || fsync(fd) != 0)
-        rc = errno ? -errno : -EIO;
-    close(fd);
-    if (rc == 0 && rename(tmp, path) != 0) rc = -errno;
-    if (rc) unlink(tmp);
-    return rc;
-}
-
-/* Decides the namespace (docs/format/rados.md, "Data set"). */
-static int bind_namespace(const char *dir, const char *want, int read_only, char **out,
-                          oct_errbuf_t *eb)
-{
-    char *have = ns_read(dir);
-    if (have && want && strcmp(have, want) != 0) {
-        int rc = oct_err(eb, OCT_ECONFIG,
-                         "tsd.storage.rados.namespace: data dir %s is bound to namespace '%s', "
-                         "not '%s'",
-                         dir, have, want);
-        free(have);
-        return rc;
-    }
-    if (have) {
-        *out = have;
-        return 0;
-    }
-    if (read_only)
-        return oct_err(eb, OCT_EIO, "cannot open %s read-only: no RADOS data set bound to it", dir);
-    char ns[64];
-    if (want) {
-        snprintf(ns, sizeof ns, "%s", want);
-        if (strlen(want) >= sizeof ns)
-            return oct_err(eb, OCT_ECONFIG, "tsd.storage.rados.namespace: longer than %zu bytes",
-                           sizeof ns - 1);
-    } else {
-        uint8_t r[8];
-        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-            return oct_err(eb, OCT_EIO, "getrandom: %s", strerror(errno));
-        snprintf(ns, sizeof ns, "octsdb-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3],
-                 r[4], r[5], r[6], r[7]);
-    }
-    int rc = ns_write(dir, ns);
-    if (rc) return oct_err(eb, OCT_EIO, "cannot write %s/rados.ns: %s", dir, strerror(-rc));
-    *out = xstrdup(ns);
-    return 0;
-}
-
-static void rs_destroy(rs_store_t *st)
-{
-    if (st->io) rados_ioctx_destroy(st->io);
-    if (st->cluster) rados_shutdown(st->cluster);
-    if (st->lock_fd >= 0) close(st->lock_fd); /* releases the flock */
-    for (int t = 0; t < STORE_TABLE_COUNT; t++)
-        free(st->names[t]);
-    idx_clear(st);
-    pthread_mutex_destroy(&st->idx_mu);
-    for (int i = 0; i < RS_STRIPES; i++) {
-        pthread_mutex_destroy(&st->stripes[i].mu);
-        free(st->stripes[i].key);
-    }
-    free(st->dir);
-    free(st->ns);
-    free(st);
-}
+#include "store/store_rados_int.h"
 
 static const char *cfg_get(const oct_config_t *cfg, const char *key, const char *dflt)
 {
@@ -620,8 +123,8 @@ static int rs_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
                      : oct_err(eb, OCT_EIO, "cannot lock %s: %s", path, strerror(errno));
     }
     if (!rc)
-        rc = bind_namespace(opts->dir, cfg_get(opts->cfg, "tsd.storage.rados.namespace", NULL),
-                            opts->read_only, &st->ns, eb);
+        rc = rs_bind_namespace(opts->dir, cfg_get(opts->cfg, "tsd.storage.rados.namespace", NULL),
+                               opts->read_only, &st->ns, eb);
     if (!rc) rc = rs_connect(st, opts->cfg, eb);
     if (rc) {
         rs_destroy(st);
@@ -645,12 +148,12 @@ static int rs_is_read_only(const store_t *base)
 
 /* ---------- reads ---------- */
 
-/* The NUL-terminated prefix enc1(row) [| enc1(family)] into b. */
+/* The NUL-terminated prefix rs_enc1(row) [| rs_enc1(family)] into b. */
 static void row_prefix(store_buf_t *b, oct_slice_t row, oct_slice_t family)
 {
     b->len = 0;
-    rb_enc1(b, row);
-    if (family.len) rb_enc1(b, family);
+    rs_buf_enc1(b, row);
+    if (family.len) rs_buf_enc1(b, family);
     store__buf_reserve(b, 1)[0] = '\0';
 }
 
@@ -662,13 +165,13 @@ static int get_one(rs_store_t *st, store_table_t t, oct_slice_t part, oct_slice_
         (rc = store__check_family(family, 1, eb)))
         return rc;
     char oid[RS_OID_MAX + 1];
-    data_oid(st, t, part, oid);
+    rs_data_oid(st, t, part, oid);
     store_buf_t b = {0};
     store_result_t raw = STORE_RESULT_INIT;
     row_prefix(&b, row, family);
-    rc = read_range(st, oid, (const char *)b.p, "", NULL, 0, 1, &raw, eb);
+    rc = rs_read_range(st, oid, (const char *)b.p, "", NULL, 0, 1, &raw, eb);
     size_t before = out->n;
-    if (rc == 0) rc = add_cells(&raw, out, oid, eb);
+    if (rc == 0) rc = rs_add_cells(&raw, out, oid, eb);
     store_result_free(&raw);
     free(b.p);
     return rc ? rc : (int)(out->n - before);
@@ -693,14 +196,14 @@ static int read_cell_raw(rs_store_t *st, const char *oid, const store_buf_t *key
     rados_omap_iter_t it = NULL;
     int prval = 0, found = 0;
     rados_read_op_omap_get_vals_by_keys2(op, keys, 1, kl, &it, &prval);
-    int rc = read_op_wait(st, op, oid, NULL);
+    int rc = rs_read_op_wait(st, op, oid, NULL);
     if (rc == 0 && prval < 0) rc = prval;
     if (rc == 0) {
         char *k, *v;
         size_t kn, vn;
         if (rados_omap_get_next2(it, &k, &v, &kn, &vn) == 0 && k) {
             raw->len = 0;
-            rb_put(raw, v, vn);
+            rs_buf_put(raw, v, vn);
             found = 1;
         }
     }
@@ -724,9 +227,9 @@ static int rs_get_cell(store_t *base, store_table_t t, oct_slice_t part, oct_sli
         (rc = store__check_qualifier(qualifier, eb)))
         return rc;
     char oid[RS_OID_MAX + 1];
-    data_oid(st, t, part, oid);
+    rs_data_oid(st, t, part, oid);
     store_buf_t key = {0}, raw = {0};
-    cell_key(&key, row, family, qualifier);
+    rs_cell_key(&key, row, family, qualifier);
     rc = read_cell_raw(st, oid, &key, &raw, eb);
     if (rc == 1) store_result_add(out, row, family, qualifier, oct_slice(raw.p + 1, raw.len - 1));
     free(key.p);
@@ -753,14 +256,14 @@ static int mget_finish(rs_store_t *st, store_table_t t, const store_key_t *key, 
     int rc = rados_aio_get_return_value(p->c);
     if (rc == 0 && p->prval < 0) rc = p->prval;
     char oid[RS_OID_MAX + 1];
-    data_oid(st, t, key->part, oid);
+    rs_data_oid(st, t, key->part, oid);
     store_result_t raw = STORE_RESULT_INIT;
     if (rc == 0 && !p->more) {
         char *last = NULL;
         int hit = 0;
-        take_entries(p->it, NULL, 0, &raw, &last, &hit);
+        rs_take_entries(p->it, NULL, 0, &raw, &last, &hit);
         free(last);
-        rc = add_cells(&raw, out, oid, eb);
+        rc = rs_add_cells(&raw, out, oid, eb);
     } else if (rc == 0) {
         rc = get_one(st, t, key->part, key->row, family, out, eb);
         rc = rc < 0 ? rc : 0;
@@ -797,12 +300,12 @@ static int rs_multi_get(store_t *base, store_table_t t, const store_key_t *keys,
     while (done < n) {
         while (issued < n && issued - done < RS_INFLIGHT && rc == 0) {
             rs_pending_t *p = &pend[issued % RS_INFLIGHT];
-            data_oid(st, t, keys[issued].part, oid);
+            rs_data_oid(st, t, keys[issued].part, oid);
             row_prefix(&b, keys[issued].row, family);
             p->op = rados_create_read_op();
             rados_read_op_omap_get_vals2(p->op, "", (const char *)b.p, RS_PAGE, &p->it, &p->more,
                                          &p->prval);
-            int e = aio_start(st, p->op, NULL, oid, &p->c);
+            int e = rs_aio_start(st, p->op, NULL, oid, &p->c);
             if (e < 0) {
                 /* nothing in flight for this slot: finish the others, then fail */
                 memset(p, 0, sizeof *p);
@@ -881,14 +384,14 @@ static void add_ops(rados_write_op_t op, const store_op_t *ops, const size_t *id
             rs_kv_t *kv = &run[nrun];
             kv->pos = j;
             kv->koff = b->len;
-            rb_enc1(b, c->row);
-            rb_enc1(b, c->family);
-            rb_enc1(b, c->qualifier);
+            rs_buf_enc1(b, c->row);
+            rs_buf_enc1(b, c->family);
+            rs_buf_enc1(b, c->qualifier);
             kv->klen = b->len - kv->koff;
             kv->voff = b->len;
             uint8_t v1 = RS_CELL_V1;
-            rb_put(b, &v1, 1);
-            rb_put(b, c->value.ptr, c->value.len);
+            rs_buf_put(b, &v1, 1);
+            rs_buf_put(b, c->value.ptr, c->value.len);
             kv->vlen = b->len - kv->voff;
             nrun++;
             continue;
@@ -897,7 +400,7 @@ static void add_ops(rados_write_op_t op, const store_op_t *ops, const size_t *id
         nrun = 0;
         b->len = 0;
         if (o->kind == STORE_OP_DELETE_CELL) {
-            cell_key(b, c->row, c->family, c->qualifier);
+            rs_cell_key(b, c->row, c->family, c->qualifier);
             const char *keys[1] = {(const char *)b->p};
             size_t kl[1] = {b->len};
             rados_write_op_omap_rm_keys2(op, keys, kl, 1);
@@ -984,7 +487,7 @@ static int rs_write(store_t *base, store_table_t t, const store_op_t *ops, size_
         if (has_put(ops, idx + gstart[g], gstart[g + 1] - gstart[g]))
             indexed[nindexed++] = ops[idx[gstart[g]]].part;
     /* the index first: a partition with cells is always listed */
-    rc = index_parts(st, t, indexed, nindexed, eb);
+    rc = rs_index_parts(st, t, indexed, nindexed, eb);
 
     rs_wpending_t *pend = rc ? NULL : xcalloc(RS_INFLIGHT, sizeof *pend);
     store_buf_t b = {0};
@@ -994,12 +497,12 @@ static int rs_write(store_t *base, store_table_t t, const store_op_t *ops, size_
             rs_wpending_t *p = &pend[issued % RS_INFLIGHT];
             const size_t *gi = idx + gstart[issued];
             size_t gn = gstart[issued + 1] - gstart[issued];
-            data_oid(st, t, ops[gi[0]].part, p->oid);
+            rs_data_oid(st, t, ops[gi[0]].part, p->oid);
             p->op = rados_create_write_op();
             p->deletes_only = !has_put(ops, gi, gn);
             if (!p->deletes_only) rados_write_op_create(p->op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
             add_ops(p->op, ops, gi, gn, &b);
-            int e = aio_start(st, NULL, p->op, p->oid, &p->c);
+            int e = rs_aio_start(st, NULL, p->op, p->oid, &p->c);
             if (e < 0) {
                 rc = rs_fail(eb, e, "aio write", p->oid);
                 break;
@@ -1048,13 +551,13 @@ static void add_checks(rados_write_op_t wop, rados_read_op_t rop, const store_ch
 {
     for (size_t i = 0; i < n; i++) {
         const store_cell_t *c = &checks[i].cell;
-        cell_key(b, c->row, c->family, c->qualifier);
+        rs_cell_key(b, c->row, c->family, c->qualifier);
         size_t kl = b->len;
         uint8_t v1 = RS_CELL_V1;
         if (checks[i].kind == STORE_CHECK_EQUALS) {
             b->len = kl + 1; /* past the key's NUL */
-            rb_put(b, &v1, 1);
-            rb_put(b, c->value.ptr, c->value.len);
+            rs_buf_put(b, &v1, 1);
+            rs_buf_put(b, c->value.ptr, c->value.len);
         }
         const char *val = checks[i].kind == STORE_CHECK_EQUALS ? (const char *)b->p + kl + 1 : "";
         size_t vl = checks[i].kind == STORE_CHECK_EQUALS ? c->value.len + 1 : 0;
@@ -1081,17 +584,17 @@ static int rs_cas(store_t *base, store_table_t t, oct_slice_t part, const store_
         return rc;
     for (size_t i = 0; i < n_ops; i++)
         if ((rc = store__check_op(&ops[i], eb))) return rc;
-    if (has_put(ops, NULL, n_ops) && (rc = index_parts(st, t, &part, 1, eb))) return rc;
+    if (has_put(ops, NULL, n_ops) && (rc = rs_index_parts(st, t, &part, 1, eb))) return rc;
 
     char oid[RS_OID_MAX + 1];
-    data_oid(st, t, part, oid);
+    rs_data_oid(st, t, part, oid);
     store_buf_t b = {0};
     int *prvals = xcalloc(n_checks ? n_checks : 1, sizeof *prvals);
     if (n_ops == 0) {
         /* checks only: a read, which creates nothing */
         rados_read_op_t op = rados_create_read_op();
         add_checks(NULL, op, checks, n_checks, prvals, &b);
-        rc = n_checks ? read_op_wait(st, op, oid, NULL) : 0;
+        rc = n_checks ? rs_read_op_wait(st, op, oid, NULL) : 0;
         rados_release_read_op(op);
         if (rc == -ENOENT) { /* no object: every cell is absent */
             rc = 0;
@@ -1125,13 +628,13 @@ static int rs_incr(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t
         (rc = store__check_part(part, eb)) || (rc = store__check_row(row, eb)) ||
         (rc = store__check_family(family, 0, eb)) || (rc = store__check_qualifier(qualifier, eb)))
         return rc;
-    if ((rc = index_parts(st, t, &part, 1, eb))) return rc;
+    if ((rc = rs_index_parts(st, t, &part, 1, eb))) return rc;
     char oid[RS_OID_MAX + 1];
-    data_oid(st, t, part, oid);
+    rs_data_oid(st, t, part, oid);
     store_buf_t key = {0}, old = {0}, ck = {0};
-    cell_key(&key, row, family, qualifier);
-    rb_put(&ck, oid, strlen(oid) + 1);
-    rb_put(&ck, key.p, key.len);
+    rs_cell_key(&key, row, family, qualifier);
+    rs_buf_put(&ck, oid, strlen(oid) + 1);
+    rs_buf_put(&ck, key.p, key.len);
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (size_t i = 0; i < ck.len; i++)
         h = (h ^ ck.p[i]) * 1099511628211ull;
@@ -1140,7 +643,7 @@ static int rs_incr(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t
     /* found: 1 with old holding the stored value, 0 absent, -1 not known */
     int found = -1;
     if (sp->key && sp->key_len == ck.len && memcmp(sp->key, ck.p, ck.len) == 0) {
-        rb_put(&old, sp->val, 9);
+        rs_buf_put(&old, sp->val, 9);
         found = 1;
     }
     for (int attempt = 0;; attempt++) {
@@ -1209,18 +712,18 @@ static int rs_scan_open(store_t *base, store_table_t t, const store_scan_spec_t 
     *out = NULL;
     if ((rc = store__check_table(st, t, eb)) || (rc = store__check_scan_spec(spec, eb))) return rc;
     char oid[RS_OID_MAX + 1];
-    data_oid(st, t, spec->part, oid);
-    /* start_after = enc1(start) without its last byte: nothing lies between
-     * it and enc1(start), since no encoding has 01 followed by 00 */
+    rs_data_oid(st, t, spec->part, oid);
+    /* start_after = rs_enc1(start) without its last byte: nothing lies between
+     * it and rs_enc1(start), since no encoding has 01 followed by 00 */
     store_buf_t after = {0}, stop = {0};
     if (spec->start_row.len) {
-        rb_enc1(&after, spec->start_row);
+        rs_buf_enc1(&after, spec->start_row);
         after.len--;
     }
     store__buf_reserve(&after, 1)[0] = '\0';
-    if (spec->stop_row.len) rb_enc1(&stop, spec->stop_row);
+    if (spec->stop_row.len) rs_buf_enc1(&stop, spec->stop_row);
     rs_scanner_t *sc = xcalloc(1, sizeof *sc);
-    rc = read_range(st, oid, "", (const char *)after.p, stop.p, stop.len, 1, &sc->raw, eb);
+    rc = rs_read_range(st, oid, "", (const char *)after.p, stop.p, stop.len, 1, &sc->raw, eb);
     free(after.p);
     free(stop.p);
     if (rc) {
@@ -1244,16 +747,16 @@ static int rs_scan_next(store_scanner_t *base, store_result_t *row, oct_errbuf_t
     rs_scanner_t *sc = (rs_scanner_t *)base;
     store_result_reset(row);
     while (sc->pos < sc->raw.n) {
-        /* the omap keys of one row share the prefix enc1(row) */
+        /* the omap keys of one row share the prefix rs_enc1(row) */
         const store_cell_t *first = &sc->raw.cells[sc->pos];
         if (first->row.len > sc->scratch_cap) {
             sc->scratch_cap = 2 * first->row.len;
             sc->scratch = xrealloc(sc->scratch, sc->scratch_cap);
         }
-        oct_slice_t r0 = {0}, f = {0}, q = {0}; /* OUT of split_key */
-        if (split_key(first->row.ptr, first->row.len, sc->scratch, &r0, &f, &q))
+        oct_slice_t r0 = {0}, f = {0}, q = {0}; /* OUT of rs_split_key */
+        if (rs_split_key(first->row.ptr, first->row.len, sc->scratch, &r0, &f, &q))
             return oct_err(eb, OCT_ECORRUPT, "malformed omap key in a scan");
-        size_t rlen = enc1_len(r0);
+        size_t rlen = rs_enc1_len(r0);
         int keep = !sc->filter || sc->filter(sc->filter_ctx, r0);
         size_t end = sc->pos;
         while (end < sc->raw.n && sc->raw.cells[end].row.len >= rlen &&
@@ -1263,7 +766,7 @@ static int rs_scan_next(store_scanner_t *base, store_result_t *row, oct_errbuf_t
             const store_cell_t *c = &sc->raw.cells[i];
             uint8_t buf[2 * STORE_FAMILY_MAX + 4];
             size_t fl;
-            long used = dec1(c->row.ptr + rlen, c->row.len - rlen, buf, &fl);
+            long used = rs_dec1(c->row.ptr + rlen, c->row.len - rlen, buf, &fl);
             if (used < 0 || c->value.len < 1 || c->value.ptr[0] != RS_CELL_V1)
                 return oct_err(eb, OCT_ECORRUPT, "malformed omap entry in a scan");
             if (sc->family_len &&
@@ -1275,10 +778,10 @@ static int rs_scan_next(store_scanner_t *base, store_result_t *row, oct_errbuf_t
             if (r0.len + c->row.len > sc->scratch_cap) {
                 sc->scratch_cap = 2 * (r0.len + c->row.len);
                 sc->scratch = xrealloc(sc->scratch, sc->scratch_cap);
-                r0.ptr = sc->scratch; /* split_key decoded the row at offset 0 */
+                r0.ptr = sc->scratch; /* rs_split_key decoded the row at offset 0 */
             }
             uint8_t *qbuf = sc->scratch + r0.len;
-            used = dec1(c->row.ptr + qoff, c->row.len - qoff, qbuf, &ql);
+            used = rs_dec1(c->row.ptr + qoff, c->row.len - qoff, qbuf, &ql);
             if (used < 0 || qoff + (size_t)used != c->row.len)
                 return oct_err(eb, OCT_ECORRUPT, "malformed omap key in a scan");
             store_result_add(row, r0, oct_slice(buf, fl), oct_slice(qbuf, ql),
@@ -1323,7 +826,7 @@ static int probe_finish(rs_probe_t *p, int *nonempty, oct_errbuf_t *eb)
 static int index_key_part(const store_cell_t *k, uint8_t *part, size_t *len)
 {
     if (k->row.len > 2 * STORE_PART_MAX + 2) return -1;
-    long used = dec1(k->row.ptr, k->row.len, part, len);
+    long used = rs_dec1(k->row.ptr, k->row.len, part, len);
     return used < 0 || (size_t)used != k->row.len || *len < 1 ? -1 : 0;
 }
 
@@ -1341,10 +844,10 @@ static int probe_page(rs_store_t *st, store_table_t t, const store_result_t *raw
                 rc = oct_err(eb, OCT_ECORRUPT, "malformed key in index object %s", st->names[t]);
                 break;
             }
-            data_oid(st, t, oct_slice(part, plen), p->oid);
+            rs_data_oid(st, t, oct_slice(part, plen), p->oid);
             p->op = rados_create_read_op();
             rados_read_op_omap_get_keys2(p->op, "", 1, &p->it, &p->more, &p->prval);
-            int e = aio_start(st, p->op, NULL, p->oid, &p->c);
+            int e = rs_aio_start(st, p->op, NULL, p->oid, &p->c);
             if (e < 0) {
                 rc = rs_fail(eb, e, "aio read", p->oid);
                 break;
@@ -1380,11 +883,11 @@ static int walk_index(rs_store_t *st, store_table_t t, oct_slice_t start, oct_sl
 {
     store_buf_t after = {0}, stop_key = {0};
     if (start.len) {
-        rb_enc1(&after, start);
+        rs_buf_enc1(&after, start);
         after.len--; /* as in scan_open */
     }
     store__buf_reserve(&after, 1)[0] = '\0';
-    if (stop.len) rb_enc1(&stop_key, stop);
+    if (stop.len) rs_buf_enc1(&stop_key, stop);
     char *cur = xstrdup((const char *)after.p);
     store_result_t raw = STORE_RESULT_INIT;
     int rc = 0;
@@ -1394,10 +897,10 @@ static int walk_index(rs_store_t *st, store_table_t t, oct_slice_t start, oct_sl
         unsigned char more = 0;
         int prval = 0, hit_stop = 0;
         rados_read_op_omap_get_vals2(op, cur, "", RS_PAGE, &it, &more, &prval);
-        rc = read_op_wait(st, op, st->names[t], NULL);
+        rc = rs_read_op_wait(st, op, st->names[t], NULL);
         if (rc == 0 && prval < 0) rc = prval;
         store_result_reset(&raw);
-        if (rc == 0) take_entries(it, stop_key.p, stop_key.len, &raw, &cur, &hit_stop);
+        if (rc == 0) rs_take_entries(it, stop_key.p, stop_key.len, &raw, &cur, &hit_stop);
         if (it) rados_omap_get_end(it);
         rados_release_read_op(op);
         if (rc == -ENOENT) {
@@ -1474,8 +977,8 @@ static int usage_page(rs_store_t *st, store_table_t t, const store_result_t *raw
             break;
         }
         char oid[RS_OID_MAX + 1];
-        data_oid(st, t, oct_slice(part, plen), oid);
-        rc = read_range(st, oid, "", "", NULL, 0, 0, &cells, eb);
+        rs_data_oid(st, t, oct_slice(part, plen), oid);
+        rc = rs_read_range(st, oid, "", "", NULL, 0, 0, &cells, eb);
         for (size_t j = 0; !rc && j < cells.n; j++)
             *total += cells.cells[j].row.len + cells.cells[j].value.len;
     }
