@@ -189,9 +189,11 @@ static void q_add_etag(q_out_t *o, size_t sub, const char *name)
         i++;
     if (i < n && !strcmp(set[i], name)) return;
     set = json_arena_alloc(&o->c->arena, (n + 1) * sizeof *set);
-    memcpy(set, o->etags[sub], i * sizeof *set);
+    if (n) { /* the first name: o->etags[sub] is still NULL, and memcpy from NULL is UB */
+        memcpy(set, o->etags[sub], i * sizeof *set);
+        memcpy(set + i + 1, o->etags[sub] + i, (n - i) * sizeof *set);
+    }
     set[i] = json_arena_strndup(&o->c->arena, name, strlen(name));
-    memcpy(set + i + 1, o->etags[sub] + i, (n - i) * sizeof *set);
     o->etags[sub] = set;
     o->n_etags[sub] = n + 1;
 }
