@@ -44,19 +44,24 @@ static void put_ok(const tu_tsd_t *t, const char *metric, const char *tags, long
     free(r);
 }
 
-/* The query's answer: one series expected, its TSUID and "ts":v pairs
- * (dps NULL: the TSUID only). */
+/* The whole answer to a query of m ("metric{k=v}"): one series, named as
+ * m names it (the names come back from its UIDs), with that TSUID and the
+ * "ts":v pairs dps (NULL: whatever points). */
 static void expect_series(const tu_tsd_t *t, const char *m, const char *tsuid, const char *dps)
 {
     char target[512], want[1024], *r;
+    int ml = (int)strcspn(m, "{"), kl = (int)strcspn(m + ml + 1, "=");
+    const char *v = m + ml + 1 + kl + 1;
     snprintf(target, sizeof target, "/api/query?start=%ld&end=%ld&m=sum:%s&show_tsuids", T0,
              T0 + 3600, m);
     int st = ac_req(t, "GET", target, NULL, &r);
-    if (dps)
-        snprintf(want, sizeof want, "\"tsuids\":[\"%s\"],\"dps\":{%s}}]", tsuid, dps);
-    else
-        snprintf(want, sizeof want, "\"tsuids\":[\"%s\"]", tsuid);
-    if (st != 200 || !strstr(r, want)) fail_msg("%s: got %d <%s>, want ...%s", target, st, r, want);
+    int n = snprintf(want, sizeof want,
+                     "[{\"metric\":\"%.*s\",\"tags\":{\"%.*s\":\"%.*s\"},\"aggregateTags\":[],"
+                     "\"tsuids\":[\"%s\"],\"dps\":{",
+                     ml, m, kl, m + ml + 1, (int)strcspn(v, "}"), v, tsuid);
+    if (dps) snprintf(want + n, sizeof want - (size_t)n, "%s}}]", dps);
+    if (st != 200 || (dps ? strcmp(r, want) : strncmp(r, want, (size_t)n)))
+        fail_msg("%s: got %d <%s>, want <%s>", target, st, r, want);
     free(r);
 }
 
