@@ -17,7 +17,14 @@
  * (tsdb-meta, row = TSUID, name:octsdb_series) in one store write, before
  * any of their points is acknowledged. The WAL names series by a
  * process-local id defined per segment by a SERIES record (docs/format/wal.md),
- * which recovery maps back to series through the TSUID. */
+ * which recovery maps back to series through the TSUID.
+ *
+ * A UID rename or delete (tw_names_changed, the registry's change hook)
+ * turns the text keys of the series holding that UID into tombstones, which
+ * no put matches; the next put with either name misses, resolves its names
+ * as after a restart, and the new names are linked to the same series
+ * (tw_map_link_text). The hot path pays nothing for it but one atomic load
+ * per chunk. */
 #include "tsdb/write.h"
 
 #include <errno.h>
