@@ -101,8 +101,9 @@ void tw_series_free(tw_series_t *s)
     free(s);
 }
 
-/* Registers a new series everywhere (caller holds create_mu). */
-static void series_register(tsdb_writer_t *w, tw_series_t *s)
+/* Registers a new series everywhere (caller holds create_mu); its text key
+ * only if with_text (no rename since its names were read). */
+static void series_register(tsdb_writer_t *w, tw_series_t *s, int with_text)
 {
     size_t i = atomic_load_explicit(&w->n_series, memory_order_relaxed);
     if (!w->list[i / TW_LIST_CHUNK])
@@ -111,7 +112,7 @@ static void series_register(tsdb_writer_t *w, tw_series_t *s)
     s->id = (uint32_t)i;
     atomic_store_explicit(&w->n_series, i + 1, memory_order_release);
     tw_map_insert(&w->by_tsuid, s);
-    if (s->text) tw_map_insert(&w->by_text, s);
+    if (s->text && with_text) tw_map_insert(&w->by_text, s);
     tw_index_add(w->index, s);
 }
 
@@ -249,7 +250,8 @@ static int series_resolve(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_e
  * could not be assigned (the message in eb, return value < 0). The series
  * text -> TSUID mapping is a function, so
  * the TSUID decides identity. */
-int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf_t *eb)
+int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, uint64_t names_gen,
+                     oct_errbuf_t *eb)
 {
     static const uint8_t ver = 1;
     /* New names first, outside create_mu (store writes): a failure fails the
@@ -261,11 +263,15 @@ int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf
     uint8_t *is_new = n <= 64 ? new_stack : xmalloc(n);
     size_t nops = 0;
     pthread_mutex_lock(&w->create_mu);
+    int names_ok = atomic_load(&w->names_gen) == names_gen;
     for (size_t i = 0; i < n; i++) {
         tw_series_t *s = fresh[i];
         is_new[i] = 0;
         if (!s) continue;
         tw_series_t *have = tw_map_find_tsuid(&w->by_tsuid, s->tsuid, s->tsuid_len);
+        /* A known series under names its text key does not have: renamed
+         * names (or ones it never had); let them find it from now on. */
+        if (have && names_ok && s->text) tw_map_link_text(&w->by_text, s, have);
         for (size_t j = 0; !have && j < i; j++) {
             tw_series_t *o = fresh[j];
             if (o && o->tsuid_hash == s->tsuid_hash && o->tsuid_len == s->tsuid_len &&
@@ -299,7 +305,7 @@ int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf
             is_new[i] = 0;
             continue;
         }
-        series_register(w, s);
+        series_register(w, s, names_ok);
         created++;
     }
     pthread_mutex_unlock(&w->create_mu);
@@ -435,6 +441,7 @@ int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int
         *out = s;
         return 0;
     }
+    uint64_t names_gen = atomic_load(&w->names_gen);
     int nt = codec_tsuid_check(&w->rk, tsuid, len, eb);
     if (nt < 0) return nt;
     if (nt > 255 || len > TW_MAX_TSUID) return oct_err(eb, OCT_ECORRUPT, "TSUID too long");
@@ -480,7 +487,7 @@ int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int
         if (rc)
             tw_series_free(s);
         else
-            series_register(w, s);
+            series_register(w, s, atomic_load(&w->names_gen) == names_gen);
     }
     pthread_mutex_unlock(&w->create_mu);
     if (!rc) *out = s;

@@ -75,6 +75,8 @@ typedef struct {
     size_t n;
     tw_tab_t **old; /* retired tables, freed at close (readers may still hold one) */
     size_t nold;
+    void **dead; /* text keys dropped by a rename/delete, freed at close (same reason) */
+    size_t ndead;
 } tw_shard_t;
 
 typedef struct {
@@ -105,6 +107,9 @@ struct tsdb_writer {
 
     tw_map_t by_text, by_tsuid;
     tw_index_t *index;
+    /* Bumped (under create_mu) by each UID rename/delete: a text key made
+     * from names read before a bump is not registered (tw_names_changed). */
+    _Atomic uint64_t names_gen;
 
     /* every series, in creation order: chunks never move */
     pthread_mutex_t create_mu;
@@ -140,6 +145,14 @@ static inline tw_series_t *tw_series_at(tsdb_writer_t *w, size_t i)
 tw_series_t *tw_map_find_tsuid(tw_map_t *m, const uint8_t *tsuid, size_t len);
 tw_series_t *tw_map_find_text(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp);
 void tw_map_insert(tw_map_t *m, tw_series_t *s);
+/* Makes the text key of named (a series not registered, with text) find s,
+ * unless a key with that text is already there. Caller holds create_mu. */
+void tw_map_link_text(tw_map_t *m, const tw_series_t *named, tw_series_t *s);
+/* The uid_change_fn of the writer's registry (ctx the writer): drops from
+ * the text map every key of a series holding that UID, so that the next put
+ * with the old or the new name resolves its names again, as after a
+ * restart. Takes create_mu; puts go on meanwhile. */
+void tw_names_changed(void *ctx, codec_uid_kind_t kind, uint64_t id);
 uint64_t tw_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t tw_text_hash(const tsdb_dp_t *dp);
 uint64_t tw_series_text_hash(const tw_series_t *s);
@@ -156,8 +169,11 @@ int tw_series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **out, 
                       oct_errbuf_t *eb);
 /* Assigns the new names of one chunk's new series fresh[0..n), persists
  * and registers them in one store write, and replaces each by the series
- * the put must use, or NULL when it failed (return < 0, text in eb). */
-int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, oct_errbuf_t *eb);
+ * the put must use, or NULL when it failed (return < 0, text in eb).
+ * names_gen: w->names_gen read before the chunk's tw_series_prepare calls
+ * (their text keys are registered only if no rename came between). */
+int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, uint64_t names_gen,
+                     oct_errbuf_t *eb);
 /* The series of a TSUID (loaded at open or named by the WAL), created from
  * the UID table's names if unknown, persisted first if persist. */
 int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int persist,

@@ -17,7 +17,14 @@
  * (tsdb-meta, row = TSUID, name:octsdb_series) in one store write, before
  * any of their points is acknowledged. The WAL names series by a
  * process-local id defined per segment by a SERIES record (docs/format/wal.md),
- * which recovery maps back to series through the TSUID. */
+ * which recovery maps back to series through the TSUID.
+ *
+ * A UID rename or delete (tw_names_changed, the registry's change hook)
+ * turns the text keys of the series holding that UID into tombstones, which
+ * no put matches; the next put with either name misses, resolves its names
+ * as after a restart, and the new names are linked to the same series
+ * (tw_map_link_text). The hot path pays nothing for it but one atomic load
+ * per chunk. */
 #include "tsdb/write.h"
 
 #include <errno.h>
@@ -240,6 +247,10 @@ static int tkey_matches(const tw_tkey_t *k, const tsdb_dp_t *dp)
     return 1;
 }
 
+/* A dropped text key's slot: matches no put (n_tags above any put's),
+ * keeps probes going past it, and is left behind when the table grows. */
+static tw_tkey_t tw_tomb = {0, NULL, 0, 0, UINT32_MAX};
+
 /* ---- the lock-free tables ------------------------------------------- */
 
 static tw_tab_t *tab_new(size_t cap)
@@ -259,6 +270,8 @@ static void map_init(tw_map_t *m, int by_tsuid)
         m->sh[i].n = 0;
         m->sh[i].old = NULL;
         m->sh[i].nold = 0;
+        m->sh[i].dead = NULL;
+        m->sh[i].ndead = 0;
     }
 }
 
@@ -269,8 +282,13 @@ static void map_free(tw_map_t *m)
     for (int i = 0; i < TW_SHARDS; i++) {
         tw_tab_t *t = atomic_load(&m->sh[i].tab);
         if (!m->by_tsuid) /* the text map owns its entries (tw_tkey_t) */
-            for (size_t j = 0; j <= t->mask; j++)
-                free(slot_ptr(atomic_load_explicit(&t->slots[j], memory_order_relaxed)));
+            for (size_t j = 0; j <= t->mask; j++) {
+                tw_series_t *x = slot_ptr(atomic_load_explicit(&t->slots[j], memory_order_relaxed));
+                if (x != (tw_series_t *)(void *)&tw_tomb) free(x);
+            }
+        for (size_t j = 0; j < m->sh[i].ndead; j++)
+            free(m->sh[i].dead[j]);
+        free(m->sh[i].dead);
         free(t->slots);
         free(t);
         for (size_t j = 0; j < m->sh[i].nold; j++) {
@@ -335,10 +353,10 @@ static void tab_put(tw_tab_t *t, uint64_t h, tw_series_t *s)
     atomic_store_explicit(&t->slots[i], slot_make(s, h), memory_order_release);
 }
 
-/* Inserts s (its key must be absent). Caller holds nothing. */
-void tw_map_insert(tw_map_t *m, tw_series_t *s)
+/* Inserts entry s (a series, or a tw_tkey_t in the text map); its key must
+ * be absent. */
+static void map_insert_entry(tw_map_t *m, tw_series_t *s)
 {
-    if (!m->by_tsuid) s = (tw_series_t *)(void *)tkey_new(s);
     uint64_t h = map_key(m, s);
     tw_shard_t *sh = &m->sh[h >> 58];
     pthread_mutex_lock(&sh->mu);
@@ -347,9 +365,12 @@ void tw_map_insert(tw_map_t *m, tw_series_t *s)
         /* Grow: readers holding the old table still find everything in it
          * that existed; the old one is retired, not freed, until close. */
         tw_tab_t *nt = tab_new((t->mask + 1) * 2);
+        sh->n = 0;
         for (size_t i = 0; i <= t->mask; i++) {
             tw_series_t *x = slot_ptr(atomic_load_explicit(&t->slots[i], memory_order_relaxed));
-            if (x) tab_put(nt, map_key(m, x), x);
+            if (!x || x == (tw_series_t *)(void *)&tw_tomb) continue;
+            tab_put(nt, map_key(m, x), x);
+            sh->n++;
         }
         atomic_store_explicit(&sh->tab, nt, memory_order_release);
         sh->old = xrealloc(sh->old, (sh->nold + 1) * sizeof *sh->old);
@@ -359,6 +380,74 @@ void tw_map_insert(tw_map_t *m, tw_series_t *s)
     tab_put(t, h, s);
     sh->n++;
     pthread_mutex_unlock(&sh->mu);
+}
+
+void tw_map_insert(tw_map_t *m, tw_series_t *s)
+{
+    map_insert_entry(m, m->by_tsuid ? s : (tw_series_t *)(void *)tkey_new(s));
+}
+
+/* Same text (hash, lengths and bytes; the hints aside)? */
+static int tkey_same(const tw_tkey_t *a, const tw_tkey_t *b)
+{
+    if (a->hash != b->hash || a->mlen != b->mlen || a->n_tags != b->n_tags) return 0;
+    size_t n = a->n_tags, tl = a->mlen;
+    const uint32_t *la = tkey_lens(a), *lb = tkey_lens(b);
+    if (memcmp(la, lb, 2 * n * sizeof *la)) return 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        tl += la[i];
+    return !memcmp(tkey_text(a), tkey_text(b), tl);
+}
+
+void tw_map_link_text(tw_map_t *m, const tw_series_t *named, tw_series_t *s)
+{
+    tw_tkey_t *k = tkey_new(named);
+    k->s = s;
+    k->id = s->id;
+    tw_tab_t *t = atomic_load_explicit(&m->sh[k->hash >> 58].tab, memory_order_acquire);
+    for (size_t i = (size_t)k->hash & t->mask;; i = (i + 1) & t->mask) {
+        tw_series_t *v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!v) break;
+        if (tkey_same(k, (const tw_tkey_t *)(const void *)slot_ptr(v))) {
+            free(k);
+            return;
+        }
+    }
+    map_insert_entry(m, (tw_series_t *)(void *)k);
+}
+
+static int series_holds(const tw_series_t *s, codec_uid_kind_t kind, uint64_t id)
+{
+    if (kind == CODEC_UID_METRIC) return s->metric == id;
+    for (size_t i = 0; i < s->n_tags; i++)
+        if ((kind == CODEC_UID_TAGK ? s->tags[i].tagk : s->tags[i].tagv) == id) return 1;
+    return 0;
+}
+
+void tw_names_changed(void *ctx, codec_uid_kind_t kind, uint64_t id)
+{
+    tsdb_writer_t *w = ctx;
+    tw_map_t *m = &w->by_text;
+    pthread_mutex_lock(&w->create_mu);
+    atomic_fetch_add(&w->names_gen, 1);
+    for (int i = 0; i < TW_SHARDS; i++) {
+        tw_shard_t *sh = &m->sh[i];
+        pthread_mutex_lock(&sh->mu);
+        tw_tab_t *t = atomic_load_explicit(&sh->tab, memory_order_relaxed);
+        for (size_t j = 0; j <= t->mask; j++) {
+            tw_series_t *x = slot_ptr(atomic_load_explicit(&t->slots[j], memory_order_relaxed));
+            if (!x || x == (tw_series_t *)(void *)&tw_tomb) continue;
+            tw_tkey_t *k = (tw_tkey_t *)(void *)x;
+            if (!series_holds(k->s, kind, id)) continue;
+            /* a probe may be reading k: it is retired, not freed */
+            atomic_store_explicit(&t->slots[j], slot_make((tw_series_t *)(void *)&tw_tomb, k->hash),
+                                  memory_order_release);
+            sh->dead = xrealloc(sh->dead, (sh->ndead + 1) * sizeof *sh->dead);
+            sh->dead[sh->ndead++] = k;
+        }
+        pthread_mutex_unlock(&sh->mu);
+    }
+    pthread_mutex_unlock(&w->create_mu);
 }
 
 static const tw_tkey_t *map_find_key(tw_map_t *m, uint64_t h, const tsdb_dp_t *dp)
@@ -598,6 +687,8 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     int rc = store_part_list(w->st, STORE_TABLE_META, oct_slice(NULL, 0), oct_slice(NULL, 0),
                              tw_load_part, &lc, eb);
     if (rc) goto fail;
+    /* a rename or delete through this registry reaches the text map */
+    uid_set_change_hook(w->uids, tw_names_changed, w);
     if (store_is_read_only(w->st)) {
         /* TSDB_OPEN_INDEX: the series index only; puts are refused (writer_of) */
         *out = w;
@@ -633,6 +724,7 @@ fail:
 void tsdb__writer_close(tsdb_writer_t *w)
 {
     if (!w) return;
+    if (w->uids) uid_set_change_hook(w->uids, NULL, NULL);
     tw_flush_stop(w);
     int clean = 0;
     if (w->wal) {
@@ -684,6 +776,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     tw_series_t *fresh[TW_CHUNK];
     uint16_t fi[TW_CHUNK];
     size_t nfresh = 0;
+    uint64_t names_gen = atomic_load(&w->names_gen);
     /* The lookups go in passes over windows of TW_WIN points so that the
      * cache misses of different points overlap instead of queueing one after
      * another: hash every point and prefetch its shard's table header;
@@ -745,7 +838,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     if (nfresh) {
         oct_errbuf_t e;
         e.msg[0] = 0;
-        int rc = tw_series_commit(w, fresh, nfresh, &e);
+        int rc = tw_series_commit(w, fresh, nfresh, names_gen, &e);
         for (size_t i = 0; i < n; i++) {
             if (fi[i] == UINT16_MAX) continue;
             ser[i] = fresh[fi[i]];

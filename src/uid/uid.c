@@ -51,6 +51,8 @@ struct uid_registry {
     atomic_uint_fast64_t def_inflight, def_done, def_synced;
     atomic_uint_fast64_t def_syncs; /* store syncs made by uid_sync_deferred */
     pthread_mutex_t sync_mu;        /* one uid_sync_deferred at a time */
+    uid_change_fn on_change;        /* uid_set_change_hook */
+    void *on_change_ctx;
 };
 
 static const oct_slice_t UID_FAM_ID = {(const uint8_t *)"id", 2};
@@ -630,6 +632,12 @@ uint64_t uid_deferred_syncs(const uid_registry_t *r)
     return atomic_load(&((uid_registry_t *)r)->def_syncs);
 }
 
+void uid_set_change_hook(uid_registry_t *r, uid_change_fn fn, void *ctx)
+{
+    r->on_change = fn;
+    r->on_change_ctx = ctx;
+}
+
 int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name, size_t old_len,
                const uint8_t *new_name, size_t new_len, oct_errbuf_t *eb)
 {
@@ -669,6 +677,7 @@ int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name
         if (rc) return rc;
         uid_cache_remove_name(s->cache, old_name, old_len);
         uid_cache_put(s->cache, new_name, new_len, id);
+        if (r->on_change) r->on_change(r->on_change_ctx, kind, id);
         return 0;
     }
     return oct_err(eb, OCT_EIO, "rename of '%.*s' kept racing with other writers", (int)old_len,
@@ -713,6 +722,7 @@ int uid_delete(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, si
         if (rc) return rc;
         uid_cache_remove_name(s->cache, name, len);
         if (reverse_is_ours) uid_cache_remove_id(s->cache, id);
+        if (r->on_change) r->on_change(r->on_change_ctx, kind, id);
         return 0;
     }
     return oct_err(eb, OCT_EIO, "delete of '%.*s' kept racing with other writers", (int)len,

@@ -127,6 +127,14 @@ OCT_MUST_CHECK int uid_sync_deferred(uid_registry_t *r, oct_errbuf_t *eb);
 /* How many store syncs uid_sync_deferred has made since the registry opened. */
 uint64_t uid_deferred_syncs(const uid_registry_t *r);
 
+/* Called after a rename or delete took effect (store and cache), on the
+ * thread that made it, with the UID whose name changed or went: lets the
+ * write path drop what it keyed by the old name (tsdb's series map). */
+typedef void (*uid_change_fn)(void *ctx, codec_uid_kind_t kind, uint64_t id);
+/* Sets (fn NULL: clears) the hook. Not thread-safe: set it before the
+ * registry is shared (at open) and clear it after the last user (at close). */
+void uid_set_change_hook(uid_registry_t *r, uid_change_fn fn, void *ctx);
+
 /* Renames old to new: every series follows (they hold the UID), the old name
  * becomes free, the new one must not exist. Atomic. */
 OCT_MUST_CHECK int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name,
