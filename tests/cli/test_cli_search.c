@@ -72,8 +72,35 @@ static void search_lines(void **state)
     expect(2, "", "tsuids", "--limit=x", NULL, NULL);
 }
 
+/* Beside a running TSD (its data dir locked): the series it was sent. */
+static void beside_running_tsd(void **state)
+{
+    (void)state;
+    tu_tsd_t t = {0};
+    const char *const extra[] = {"--auto-metric", NULL};
+    assert_int_equal(tu_tsd_start(&t, extra), 0);
+    const char *body = "{\"metric\":\"live.m\",\"timestamp\":1356998400,\"value\":1,"
+                       "\"tags\":{\"host\":\"h9\"}}";
+    char *r = NULL;
+    int st = tu_http(t.port, "POST", "/api/put?sync=true", "Content-Type: application/json\r\n",
+                     body, strlen(body), &r, NULL);
+    free(r);
+    assert_int_equal(st, 204);
+    char flag[4200];
+    snprintf(flag, sizeof flag, "--datadir=%s", t.dir);
+    /* a fresh dir: every UID is the first of its kind */
+    const char *argv[] = {"search", flag, "tsmeta_summary", "live.*", NULL};
+    char *out;
+    st = tu_run_octsdb(&out, argv);
+    tu_tsd_destroy(&t);
+    assert_int_equal(st, 0);
+    assert_string_equal(out, "000001000001000001 live.m host=h9\n");
+    free(out);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(search_lines)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(search_lines),
+                                       cmocka_unit_test(beside_running_tsd)};
     return cmocka_run_group_tests(tests, cli_fixture_setup, cli_fixture_teardown);
 }
