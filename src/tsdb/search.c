@@ -103,6 +103,14 @@ static int parse(const char *q, int uids, query_t *out, oct_errbuf_t *eb)
     return 0;
 }
 
+/* Room for one more element in a growing array *v of *cap elements. */
+static void *grow(void *v, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap) return v;
+    *cap = *cap ? 2 * *cap : 64;
+    return xrealloc(v, *cap * elem);
+}
+
 static void query_free(query_t *q)
 {
     free(q->buf);
@@ -139,10 +147,7 @@ static int metric_cb(void *ctx, const uint8_t *name, size_t len, uint64_t id)
 {
     series_state_t *s = ctx;
     if (!match_field(s->q, F_METRIC, name, len)) return 0;
-    if (s->n_metrics == s->cap_metrics) {
-        s->cap_metrics = s->cap_metrics ? 2 * s->cap_metrics : 64;
-        s->metrics = xrealloc(s->metrics, s->cap_metrics * sizeof *s->metrics);
-    }
+    s->metrics = grow(s->metrics, s->n_metrics, &s->cap_metrics, sizeof *s->metrics);
     s->metrics[s->n_metrics++] = id;
     return 0;
 }
@@ -193,10 +198,7 @@ static int series_cb(void *ctx, const uint8_t *tsuid, size_t len)
         return 1;
     }
     if (!m) return 0;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
-    }
+    s->v = grow(s->v, s->n, &s->cap, sizeof *s->v);
     s->v[s->n].t = xmalloc(len);
     memcpy(s->v[s->n].t, tsuid, len);
     s->v[s->n++].len = len;
@@ -259,10 +261,7 @@ static int uid_cb(void *ctx, const uint8_t *name, size_t len, uint64_t id)
 {
     uid_state_t *s = ctx;
     if (!match_field(s->q, F_METRIC, name, len)) return 0;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
-    }
+    s->v = grow(s->v, s->n, &s->cap, sizeof *s->v);
     uid_hit_t *h = &s->v[s->n++];
     h->kind = s->kind;
     h->id = id;
