@@ -120,8 +120,15 @@ static void sm_run(api_call_t *c, sm_type_t type)
             start = (long)v;
         }
     } else {
-        char *q = json_arena_alloc(&c->arena, 8192), ls[32];
-        if (http_param(c->req, "query", q, 8192)) query = q;
+        enum { QMAX = 8192 };
+        char *q = json_arena_alloc(&c->arena, QMAX), ls[32];
+        q[0] = '\0';
+        if (http_param(c->req, "query", q, QMAX)) query = q;
+        if (strlen(q) == QMAX - 1) { /* http_param truncates: refuse, never answer a prefix */
+            http_error(c->resp, 400, "The search query is too long (8191 bytes at most in a GET)",
+                       NULL);
+            return;
+        }
         if (http_param(c->req, "limit", ls, sizeof ls) && !sm_int(c, "limit", ls, &limit)) return;
         if ((http_param(c->req, "startIndex", ls, sizeof ls) ||
              http_param(c->req, "start_index", ls, sizeof ls)) &&
