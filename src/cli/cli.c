@@ -28,6 +28,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"mkmetric", cli_cmd_mkmetric, "Assign UIDs to metric names (same as `uid assign metrics`)"},
     {"query", cli_cmd_query, "Run a query and print the data points"},
     {"scan", cli_cmd_scan, "Dump raw rows of the data table (--import, --delete)"},
+    {"search", cli_cmd_search, "Search series and UIDs as /api/search does (no plugin)"},
     {"tsd", cli_cmd_tsd, "Run the TSD daemon (telnet and HTTP on one port)"},
     {"uid", cli_cmd_uid, "Look up, assign, rename, delete, grep and fsck UIDs"},
     {"version", cli_cmd_version, "Print the version"},

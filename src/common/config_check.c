@@ -23,7 +23,8 @@ static const struct {
     const char *instead;
 } check_plugins[] = {
     {"tsd.search.enable", 0,
-     "octsdb has no search plugins; /api/search/lookup is built in (docs/http-api.md)"},
+     "octsdb has no search plugins; /api/search/lookup, tsmeta, tsmeta_summary, tsuids and "
+     "uidmeta are built in (docs/api-search.md)"},
     {"tsd.rtpublisher.enable", 0,
      "octsdb has no real-time publisher; read new points with /api/query/last"},
     {"tsd.rpc.plugins", 1,

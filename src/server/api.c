@@ -61,6 +61,10 @@ static const api_route_t api_routes[] = {
     {"query/last", API_GET | API_POST, MODE_READ, 0, api_query_last},
     {"rollup", API_POST, MODE_WRITE, 0, api_rollup},
     {"search/lookup", API_GET | API_POST, MODE_READ, 1, api_search_lookup},
+    {"search/tsmeta", API_GET | API_POST, MODE_READ, 1, api_search_tsmeta},
+    {"search/tsmeta_summary", API_GET | API_POST, MODE_READ, 1, api_search_tsmeta_summary},
+    {"search/tsuids", API_GET | API_POST, MODE_READ, 1, api_search_tsuids},
+    {"search/uidmeta", API_GET | API_POST, MODE_READ, 1, api_search_uidmeta},
     {"serializers", API_GET | API_POST, MODE_ALL, 0, api_serializers},
     {"stats", API_GET | API_POST, MODE_ALL, 0, api_stats},
     {"stats/query", API_GET | API_POST, MODE_ALL, 0, api_stats_query},
@@ -291,8 +295,7 @@ static void api_route(tsd_ctx_t *tsd, const http_request_t *req, http_response_t
         }
         if (!r && nseg > first + 1 && !strcmp(segs[first], "search") && (mode_bit & MODE_READ)) {
             const char *t = segs[first + 1];
-            if (!strcmp(t, "tsmeta") || !strcmp(t, "tsmeta_summary") || !strcmp(t, "tsuids") ||
-                !strcmp(t, "uidmeta") || !strcmp(t, "annotation")) {
+            if (!strcmp(t, "annotation")) { /* the other types: api_search_meta.c */
                 http_error(resp, 400, "Searching is not enabled", NULL);
                 return;
             }

@@ -6,9 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec/uid_bytes.h"
 #include "common/json.h"
 #include "query/query.h"
 #include "server/http.h"
+#include "tsdb/tsmeta.h"
 
 /* Verbs as a bit set, for route tables and 405 checks. */
 enum {
@@ -43,6 +45,10 @@ void api_rollup(api_call_t *c);    /* 501: not implemented (api_misc.c) */
 void api_histogram(api_call_t *c); /* 501: not implemented */
 void api_suggest(api_call_t *c);
 void api_search_lookup(api_call_t *c);
+void api_search_tsmeta(api_call_t *c); /* api_search_meta.c */
+void api_search_tsmeta_summary(api_call_t *c);
+void api_search_tsuids(api_call_t *c);
+void api_search_uidmeta(api_call_t *c);
 void api_uid_assign(api_call_t *c);
 void api_uid_uidmeta(api_call_t *c);
 void api_uid_tsmeta(api_call_t *c);
@@ -163,5 +169,16 @@ int api_parse_mexpr(api_call_t *c, const char *m, api_mexpr_t *e);
  * tagk name). Returns 0 or a negative error (unknown UID etc.) with eb set. */
 int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
                          oct_errbuf_t *eb);
+
+/* ---- shared by the uid and search endpoints (api_uid.c) ------------- */
+
+/* Writes the UIDMeta object of one UID (stored fields, else defaults).
+ * Returns 0, or -1 (unknown UID, or a 500 already written). */
+int api_write_uidmeta(api_call_t *c, json_writer_t *w, codec_uid_kind_t kind, uint64_t id);
+
+/* Writes the TSMeta object of a series: m's fields, counter as
+ * totalDatapoints, the metric and tags as UIDMeta objects. Returns 0 or -1. */
+int api_write_tsmeta(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
+                     const tsmeta_t *m, int64_t counter);
 
 #endif

@@ -338,8 +338,8 @@ void api_uid_uidmeta(api_call_t *c)
 
 /* ---- /api/uid/tsmeta ---------------------------------------------------- */
 
-/* The UIDMeta object of one UID for the TSMeta answer. */
-static int tsm_write_uidmeta(api_call_t *c, json_writer_t *w, codec_uid_kind_t kind, uint64_t id)
+/* The UIDMeta object of one UID (api_int.h). */
+int api_write_uidmeta(api_call_t *c, json_writer_t *w, codec_uid_kind_t kind, uint64_t id)
 {
     uint8_t name[UID_NAME_MAX];
     size_t nl;
@@ -354,7 +354,7 @@ static int tsm_write_uidmeta(api_call_t *c, json_writer_t *w, codec_uid_kind_t k
     return 0;
 }
 
-static int tsm_write(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
+int api_write_tsmeta(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
                      const tsmeta_t *m, int64_t counter)
 {
     const tsdb_layout_t *l = tsdb_layout(c->tsd->db);
@@ -365,12 +365,12 @@ static int tsm_write(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size
     json_w_key(w, "tsuid");
     json_w_str(w, hex);
     json_w_key(w, "metric");
-    if (tsm_write_uidmeta(c, w, CODEC_UID_METRIC, codec_uid_decode(tsuid, mw))) return -1;
+    if (api_write_uidmeta(c, w, CODEC_UID_METRIC, codec_uid_decode(tsuid, mw))) return -1;
     json_w_key(w, "tags");
     json_w_arr_begin(w);
     for (size_t off = mw; off + kw + vw <= len; off += kw + vw) {
-        if (tsm_write_uidmeta(c, w, CODEC_UID_TAGK, codec_uid_decode(tsuid + off, kw)) ||
-            tsm_write_uidmeta(c, w, CODEC_UID_TAGV, codec_uid_decode(tsuid + off + kw, vw)))
+        if (api_write_uidmeta(c, w, CODEC_UID_TAGK, codec_uid_decode(tsuid + off, kw)) ||
+            api_write_uidmeta(c, w, CODEC_UID_TAGV, codec_uid_decode(tsuid + off + kw, vw)))
             return -1;
     }
     json_w_arr_end(w);
@@ -505,7 +505,7 @@ void api_uid_tsmeta(api_call_t *c)
                 return;
             }
             api_json_begin(c, &w);
-            if (tsm_write(c, &w, tsuid, (size_t)tlen, &tm, ctr)) {
+            if (api_write_tsmeta(c, &w, tsuid, (size_t)tlen, &tm, ctr)) {
                 http_error(c->resp, 404, "Could not find the requested UID", NULL);
             }
             return;
@@ -522,7 +522,7 @@ void api_uid_tsmeta(api_call_t *c)
             tsmeta_t tm;
             int64_t ctr;
             if (tsmeta_get(db, f.list[i], f.lens[i], &c->arena, &tm, &ctr, &eb) == 1)
-                (void)tsm_write(c, &w, f.list[i], f.lens[i], &tm, ctr);
+                (void)api_write_tsmeta(c, &w, f.list[i], f.lens[i], &tm, ctr);
         }
         json_w_arr_end(&w);
         return;
@@ -630,7 +630,7 @@ void api_uid_tsmeta(api_call_t *c)
     }
     json_writer_t w;
     api_json_begin(c, &w);
-    if (tsm_write(c, &w, tsuid, (size_t)tlen, &nw, create ? 0 : ctr))
+    if (api_write_tsmeta(c, &w, tsuid, (size_t)tlen, &nw, create ? 0 : ctr))
         http_error(c->resp, 404, "Could not find the requested UID", NULL);
 }
 

@@ -68,7 +68,7 @@ static void routing_versions_and_errors(void **state)
     AC_EXPECT(&t, "GET", "/api/uid/other", NULL, 501,
               "{\"error\":{\"code\":501,\"message\":\"Other UID endpoints have not been "
               "implemented yet\"}}");
-    AC_EXPECT(&t, "GET", "/api/search/tsmeta?query=x", NULL, 400,
+    AC_EXPECT(&t, "GET", "/api/search/annotation?query=x", NULL, 400,
               "{\"error\":{\"code\":400,\"message\":\"Searching is not enabled\"}}");
     AC_EXPECT(&t, "GET", "/api/dropcaches", NULL, 200,
               "{\"status\":\"200\",\"message\":\"Caches dropped\"}");

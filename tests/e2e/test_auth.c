@@ -56,6 +56,10 @@ static const route_t want_routes[] = {
     {"query/last", 0, G | P, 0},
     {"rollup", 0, P, P},
     {"search/lookup", 0, G | P, 0},
+    {"search/tsmeta", 0, G | P, 0},
+    {"search/tsmeta_summary", 0, G | P, 0},
+    {"search/tsuids", 0, G | P, 0},
+    {"search/uidmeta", 0, G | P, 0},
     {"serializers", 0, G | P, 0},
     {"stats", 0, G | P, 0},
     {"stats/query", 0, G | P, 0},
@@ -219,10 +223,18 @@ static void every_http_route(void **state)
 static void other_paths_and_query_deletes(void **state)
 {
     fx_t *f = *state;
-    const char *paths[] = {
-        "/api/query",         "/api/query/exp",  "/api/query/gexp", "/api/uid/other",
-        "/api/search/tsmeta", "/api/nope",       "/s/index.html",   "/",
-        "/api/v1/version",    "/api/v2/version", "/diediedie",      "/q"};
+    const char *paths[] = {"/api/query",
+                           "/api/query/exp",
+                           "/api/query/gexp",
+                           "/api/uid/other",
+                           "/api/search/annotation",
+                           "/api/nope",
+                           "/s/index.html",
+                           "/",
+                           "/api/v1/version",
+                           "/api/v2/version",
+                           "/diediedie",
+                           "/q"};
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
         assert_int_equal(req(f, "GET", paths[i], NULL, NULL), 401);
         assert_int_equal(req(f, "POST", paths[i], NULL, "{}"), 401);

@@ -38,7 +38,7 @@ static void enabled_plugins_stop_startup(void **state)
     static const struct {
         const char *set, *key, *offer;
     } cases[] = {
-        {"tsd.search.enable=true", "tsd.search.enable=true", "/api/search/lookup is built in"},
+        {"tsd.search.enable=true", "tsd.search.enable=true", "tsuids and uidmeta are built in"},
         {"tsd.rpc.plugins=net.opentsdb.tsd.KafkaRpcPlugin",
          "tsd.rpc.plugins=net.opentsdb.tsd.KafkaRpcPlugin", "/api/put"},
         {"tsd.core.storage_exception_handler.enable=true",
