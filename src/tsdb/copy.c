@@ -437,13 +437,16 @@ int tsdb_copy(const tsdb_copy_opts_t *o, tsdb_copy_stats_t *stats, oct_errbuf_t 
         rc = copy_tables(o, &src, &dst, &cp, stats, eb);
         if (rc) goto out; /* 1: TSDB_COPY_PARTIAL */
     }
+    int mismatch = 0;
     for (unsigned t = 0; t < TSDB_COPY_NTABLES; t++) {
         if ((rc = count_table(src.st, t, &stats->src_cells[t], eb)) != 0 ||
             (rc = count_table(dst.st, t, &stats->dst_cells[t], eb)) != 0)
             goto out;
-        if (stats->src_cells[t] != stats->dst_cells[t]) rc = TSDB_COPY_MISMATCH;
+        mismatch |= stats->src_cells[t] != stats->dst_cells[t];
     }
-    if (rc == 0 && !o->check_only) {
+    if (mismatch) {
+        rc = TSDB_COPY_MISMATCH;
+    } else if (!o->check_only) {
         /* done and verified: the destination becomes a plain data set */
         store_op_t del = {STORE_OP_DELETE_ROW, CP_PART, {CP_ROW, {0}, {0}, {0}}};
         rc = store_write(dst.st, STORE_TABLE_SYS, &del, 1, STORE_SYNC, eb);
