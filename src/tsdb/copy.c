@@ -128,7 +128,10 @@ static int ep_open(copy_ep_t *e, const char *spec, const oct_config_t *base, int
     if (is_source) {
         struct stat sb;
         char real[PATH_MAX];
-        if (stat(spec, &sb) != 0 || !S_ISDIR(sb.st_mode) || !realpath(spec, real)) {
+        char marker[PATH_MAX + 16];
+        snprintf(marker, sizeof marker, "%s/CURRENT", spec); /* RocksDB's; opening creates */
+        if (stat(spec, &sb) != 0 || !S_ISDIR(sb.st_mode) || stat(marker, &sb) != 0 ||
+            !realpath(spec, real)) {
             rc = oct_err(eb, OCT_ECONFIG, "--from=%s: no such data dir", spec);
             goto fail;
         }
@@ -407,6 +410,13 @@ int tsdb_copy(const tsdb_copy_opts_t *o, tsdb_copy_stats_t *stats, oct_errbuf_t 
     copy_cp_t cp = {0};
     int rc = ep_open(&src, o->from, o->cfg, 1, eb);
     if (rc) return rc;
+    int has_data = 0;
+    if ((rc = any_cell(src.st, &has_data, eb)) == 0 && !has_data)
+        rc = oct_err(eb, OCT_ENOTFOUND, "--from=%s holds no data set", o->from);
+    if (rc) {
+        ep_close(&src);
+        return rc;
+    }
     rc = ep_open(&dst, o->to, o->cfg, 0, eb);
     if (rc) {
         ep_close(&src);

@@ -66,7 +66,8 @@ enum {
 };
 
 /* Runs the copy. Returns a TSDB_COPY_* value, or a negative error (detail
- * in eb): OCT_ELOCKED (source or destination in use), OCT_EEXISTS
+ * in eb): OCT_ELOCKED (source or destination in use), OCT_ENOTFOUND (the
+ * source holds no cell, e.g. a mistyped namespace), OCT_EEXISTS
  * (destination holds another data set), OCT_ECONFIG (bad spec), OCT_EIO. */
 OCT_MUST_CHECK int tsdb_copy(const tsdb_copy_opts_t *o, tsdb_copy_stats_t *stats, oct_errbuf_t *eb);
 

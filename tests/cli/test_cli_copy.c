@@ -15,17 +15,18 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "e2e/api_client.h"
 
 #define BASE_TS  1356998400LL
 #define N_POINTS 90 /* one a minute: an hour and a half, nothing flushed in between */
 
+/* One request that must answer 'want'; the body (malloc'd). */
 static char *http_ok(const tu_tsd_t *t, const char *method, const char *target, const char *body,
                      int want)
 {
-    char *resp = NULL;
-    int st = tu_http(t->port, method, target, body ? "Content-Type: application/json\r\n" : NULL,
-                     body, body ? strlen(body) : 0, &resp, NULL);
-    if (st != want) fail_msg("%s %s: %d %s", method, target, st, resp ? resp : "");
+    char *resp;
+    int st = ac_req(t, method, target, body, &resp);
+    if (st != want) fail_msg("%s %s: %d %s", method, target, st, resp);
     return resp;
 }
 

@@ -4,8 +4,8 @@
  * three runs (two stopped by --max-partitions, then resumed) and back down
  * to a fresh data dir; a daemon on the copy answers queries with exactly
  * the points sent, keeps the annotation and the meta, and gives the next
- * new metric the next UID. A second copy onto a non-empty destination is
- * refused; a cell removed from the destination behind its back makes the
+ * new metric the next UID. An empty namespace is refused as a source, a
+ * second copy onto a non-empty destination is refused; a cell removed from the destination behind its back makes the
  * count check fail with the numbers. Needs a cluster:
  * OCTSDB_TEST_STORE_RADOS names the config file scripts/ceph-cluster.sh
  * writes; without it the program exits 77 (ctest: Skipped). */
@@ -22,6 +22,7 @@
 #include "common/config.h"
 #include "store/store.h"
 #include "testutil.h"
+#include "e2e/api_client.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/tsdb_int.h"
 
@@ -73,13 +74,13 @@ static char *want_series(int m, int h)
     return w;
 }
 
+/* One request that must answer 'want'; the body (malloc'd). */
 static char *http_ok(const tu_tsd_t *t, const char *method, const char *target, const char *body,
                      int want)
 {
-    char *resp = NULL;
-    int st = tu_http(t->port, method, target, body ? "Content-Type: application/json\r\n" : NULL,
-                     body, body ? strlen(body) : 0, &resp, NULL);
-    if (st != want) fail_msg("%s %s: %d %s", method, target, st, resp ? resp : "");
+    char *resp;
+    int st = ac_req(t, method, target, body, &resp);
+    if (st != want) fail_msg("%s %s: %d %s", method, target, st, resp);
     return resp;
 }
 
@@ -132,11 +133,8 @@ static int run_copy(char **out, const char *a1, const char *a2, const char *a3)
  * store, as something outside octsdb copy would. */
 static void remove_one_data_cell(const char *dir)
 {
-    oct_config_t *cfg = oct_config_new();
+    tsdb_t *db = ac_open_dir(dir);
     oct_errbuf_t eb;
-    assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", dir, &eb), 0);
-    tsdb_t *db;
-    if (tsdb_open(cfg, 0, &db, &eb)) fail_msg("open %s: %s", dir, eb.msg);
     store_t *st = tsdb_store(db);
     store_scan_spec_t spec = {0};
     /* the first partition: [metric 000001][BASE_TS = 0x50E22700] (no salt) */
@@ -151,7 +149,6 @@ static void remove_one_data_cell(const char *dir)
     store_scan_close(sc);
     store_result_free(&row);
     tsdb_close(db);
-    oct_config_free(cfg);
 }
 
 static void round_trip_resume_refuse_and_check(void **state)
@@ -199,10 +196,17 @@ static void round_trip_resume_refuse_and_check(void **state)
     assert_int_equal(run_copy(&out, from_rados, to_dir, NULL), 0);
     expect_has(out, "Copy complete");
 
-    /* a second copy onto it: refused, and nothing changes */
+    /* a namespace that holds nothing (a typo, say) is no source */
     char *err = NULL;
     char cfg[4200];
     snprintf(cfg, sizeof cfg, "--config=%s", cfg_path);
+    char empty_ns[256];
+    snprintf(empty_ns, sizeof empty_ns, "--from=rados:octsdb/copytest-empty-%d", (int)getpid());
+    const char *empty_argv[] = {"copy", cfg, empty_ns, to_dir, NULL};
+    assert_int_equal(tu_run_octsdb_stderr(&err, empty_argv, 60), 3);
+    expect_has(err, "holds no data set");
+
+    /* a second copy onto it: refused, and nothing changes */
     const char *argv[] = {"copy", cfg, from, to_dir, NULL};
     assert_int_equal(tu_run_octsdb_stderr(&err, argv, 60), 3);
     expect_has(err, "already holds data");
