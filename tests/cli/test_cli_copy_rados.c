@@ -5,10 +5,10 @@
  * to a fresh data dir; a daemon on the copy answers queries with exactly
  * the points sent, keeps the annotation and the meta, and gives the next
  * new metric the next UID. An empty namespace is refused as a source, a
- * second copy onto a non-empty destination is refused; a cell removed from the destination behind its back makes the
- * count check fail with the numbers. Needs a cluster:
- * OCTSDB_TEST_STORE_RADOS names the config file scripts/ceph-cluster.sh
- * writes; without it the program exits 77 (ctest: Skipped). */
+ * second copy onto a non-empty destination is refused; a cell removed from the destination behind
+ * its back makes the count check fail with the numbers. Needs a cluster: OCTSDB_TEST_STORE_RADOS
+ * names the config file scripts/ceph-cluster.sh writes; without it the program exits 77 (ctest:
+ * Skipped). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
