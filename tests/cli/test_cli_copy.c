@@ -20,16 +20,6 @@
 #define BASE_TS  1356998400LL
 #define N_POINTS 90 /* one a minute: an hour and a half, nothing flushed in between */
 
-/* One request that must answer 'want'; the body (malloc'd). */
-static char *http_ok(const tu_tsd_t *t, const char *method, const char *target, const char *body,
-                     int want)
-{
-    char *resp;
-    int st = ac_req(t, method, target, body, &resp);
-    if (st != want) fail_msg("%s %s: %d %s", method, target, st, resp);
-    return resp;
-}
-
 static void copy_of_a_crashed_data_dir_has_every_point(void **state)
 {
     (void)state;
@@ -46,7 +36,7 @@ static void copy_of_a_crashed_data_dir_has_every_point(void **state)
                                 "\"tags\":{\"host\":\"x\"}}",
                                 i ? "," : "", BASE_TS + 60LL * i, 7 * i);
     snprintf(body + len, cap - len, "]");
-    free(http_ok(&t, "POST", "/api/put?sync=true", body, 204));
+    free(ac_req_ok(&t, "POST", "/api/put?sync=true", body, 204));
     free(body);
 
     char from[4200], to[4200], *err = NULL;
@@ -74,7 +64,7 @@ static void copy_of_a_crashed_data_dir_has_every_point(void **state)
     char target[256];
     snprintf(target, sizeof target, "/api/query?start=%lld&end=%lld&m=sum:crash.m", BASE_TS,
              BASE_TS + 60LL * N_POINTS);
-    char *resp = http_ok(&c, "GET", target, NULL, 200);
+    char *resp = ac_req_ok(&c, "GET", target, NULL, 200);
     cap = (size_t)N_POINTS * 32 + 16;
     char *want = malloc(cap);
     len = 0;

@@ -74,16 +74,6 @@ static char *want_series(int m, int h)
     return w;
 }
 
-/* One request that must answer 'want'; the body (malloc'd). */
-static char *http_ok(const tu_tsd_t *t, const char *method, const char *target, const char *body,
-                     int want)
-{
-    char *resp;
-    int st = ac_req(t, method, target, body, &resp);
-    if (st != want) fail_msg("%s %s: %d %s", method, target, st, resp);
-    return resp;
-}
-
 static void expect_has(char *resp, const char *want)
 {
     if (!strstr(resp, want)) fail_msg("'%s' missing in %s", want, resp);
@@ -98,7 +88,7 @@ static void data_set_matches_sent(const tu_tsd_t *t)
         char target[256];
         snprintf(target, sizeof target, "/api/query?start=%lld&end=%lld&m=sum:m.%c%%7Bhost=*%%7D",
                  BASE_TS, BASE_TS + 60LL * N_POINTS, 'a' + m);
-        char *resp = http_ok(t, "GET", target, NULL, 200);
+        char *resp = ac_req_ok(t, "GET", target, NULL, 200);
         for (int h = 0; h < 2; h++) {
             char *w = want_series(m, h);
             if (!strstr(resp, w))
@@ -108,9 +98,9 @@ static void data_set_matches_sent(const tu_tsd_t *t)
         free(resp);
     }
     expect_has(
-        http_ok(t, "GET", "/api/annotation?tsuid=" TSUID_A "&start_time=1357000000", NULL, 200),
+        ac_req_ok(t, "GET", "/api/annotation?tsuid=" TSUID_A "&start_time=1357000000", NULL, 200),
         "\"description\":\"deploy\"");
-    expect_has(http_ok(t, "GET", "/api/uid/uidmeta?uid=000002&type=metric", NULL, 200),
+    expect_has(ac_req_ok(t, "GET", "/api/uid/uidmeta?uid=000002&type=metric", NULL, 200),
                "\"displayName\":\"Metric B\"");
 }
 
@@ -158,16 +148,17 @@ static void round_trip_resume_refuse_and_check(void **state)
     const char *extra[] = {"--auto-metric", NULL};
     if (tu_tsd_start(&t, extra)) fail_msg("tsd did not start");
     /* names first, so their UIDs are known: m.a, m.b; host; a, b */
-    free(http_ok(&t, "POST", "/api/uid/assign",
-                 "{\"metric\":[\"m.a\",\"m.b\"],\"tagk\":[\"host\"],\"tagv\":[\"a\",\"b\"]}", 200));
+    free(ac_req_ok(&t, "POST", "/api/uid/assign",
+                   "{\"metric\":[\"m.a\",\"m.b\"],\"tagk\":[\"host\"],\"tagv\":[\"a\",\"b\"]}",
+                   200));
     char *body = put_body();
-    free(http_ok(&t, "POST", "/api/put?sync=true", body, 204));
+    free(ac_req_ok(&t, "POST", "/api/put?sync=true", body, 204));
     free(body);
-    free(http_ok(&t, "POST", "/api/annotation",
-                 "{\"tsuid\":\"" TSUID_A "\",\"startTime\":1357000000,\"description\":\"deploy\"}",
-                 200));
-    free(http_ok(&t, "POST", "/api/uid/uidmeta",
-                 "{\"uid\":\"000002\",\"type\":\"metric\",\"displayName\":\"Metric B\"}", 200));
+    free(ac_req_ok(
+        &t, "POST", "/api/annotation",
+        "{\"tsuid\":\"" TSUID_A "\",\"startTime\":1357000000,\"description\":\"deploy\"}", 200));
+    free(ac_req_ok(&t, "POST", "/api/uid/uidmeta",
+                   "{\"uid\":\"000002\",\"type\":\"metric\",\"displayName\":\"Metric B\"}", 200));
     data_set_matches_sent(&t);
     assert_int_equal(tu_tsd_stop(&t), 0);
 
@@ -218,7 +209,7 @@ static void round_trip_resume_refuse_and_check(void **state)
     const char *none[] = {NULL};
     if (tu_tsd_start(&c, none)) fail_msg("tsd on the copy did not start");
     data_set_matches_sent(&c);
-    expect_has(http_ok(&c, "GET", "/api/uid/assign?metric=m.c&tagv=c", NULL, 200),
+    expect_has(ac_req_ok(&c, "GET", "/api/uid/assign?metric=m.c&tagv=c", NULL, 200),
                "\"m.c\":\"000003\"");
     assert_int_equal(tu_tsd_stop(&c), 0);
 
