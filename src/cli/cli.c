@@ -20,9 +20,11 @@ static int cli_cmd_version(int argc, char **argv)
 }
 
 int cli_cmd_compact(int argc, char **argv); /* cmd_compact.c */
+int cli_cmd_copy(int argc, char **argv);    /* cmd_copy.c */
 
 static const cli_cmd_t cli_cmds[] = {
     {"compact", cli_cmd_compact, "Compact the data dir fully (the TSD must be stopped)"},
+    {"copy", cli_cmd_copy, "Copy a whole data set between data dirs and RADOS (resumable)"},
     {"fsck", cli_cmd_fsck, "Check the data table for errors and repair them (--fix)"},
     {"import", cli_cmd_import, "Import data points from files (plain or gzip, - for stdin)"},
     {"mkmetric", cli_cmd_mkmetric, "Assign UIDs to metric names (same as `uid assign metrics`)"},

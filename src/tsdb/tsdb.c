@@ -104,6 +104,19 @@ out:
     return rc;
 }
 
+void tsdb__store_options(const oct_config_t *cfg, const char *dir, store_options_t *so)
+{
+    *so = (store_options_t){0};
+    so->dir = dir;
+    so->backend = oct_config_get(cfg, "tsd.storage.backend");
+    so->cfg = cfg;
+    so->block_cache_mb = (size_t)oct_config_get_int(cfg, "tsd.storage.rocksdb.block_cache_mb");
+    so->table_names[STORE_TABLE_DATA] = oct_config_get(cfg, "tsd.storage.hbase.data_table");
+    so->table_names[STORE_TABLE_UID] = oct_config_get(cfg, "tsd.storage.hbase.uid_table");
+    so->table_names[STORE_TABLE_META] = oct_config_get(cfg, "tsd.storage.hbase.meta_table");
+    so->table_names[STORE_TABLE_TREE] = oct_config_get(cfg, "tsd.storage.hbase.tree_table");
+}
+
 int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_t *eb)
 {
     tsdb_layout_t layout;
@@ -112,16 +125,9 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
     if (!dir) return oct_err(eb, OCT_ECONFIG, "tsd.storage.data_dir is not set");
 
-    store_options_t so = {0};
-    so.dir = dir;
+    store_options_t so;
+    tsdb__store_options(cfg, dir, &so);
     so.read_only = (flags & TSDB_OPEN_READONLY) != 0;
-    so.backend = oct_config_get(cfg, "tsd.storage.backend");
-    so.cfg = cfg;
-    so.block_cache_mb = (size_t)oct_config_get_int(cfg, "tsd.storage.rocksdb.block_cache_mb");
-    so.table_names[STORE_TABLE_DATA] = oct_config_get(cfg, "tsd.storage.hbase.data_table");
-    so.table_names[STORE_TABLE_UID] = oct_config_get(cfg, "tsd.storage.hbase.uid_table");
-    so.table_names[STORE_TABLE_META] = oct_config_get(cfg, "tsd.storage.hbase.meta_table");
-    so.table_names[STORE_TABLE_TREE] = oct_config_get(cfg, "tsd.storage.hbase.tree_table");
 
     tsdb_t *db = xcalloc(1, sizeof *db);
     db->layout = layout;

@@ -27,6 +27,10 @@ tsdb_writer_t *tsdb__writer(tsdb_t *db);
  * cells through it. */
 store_t *tsdb_store(tsdb_t *db);
 
+/* The store options the configuration names for data dir 'dir' (borrowed
+ * from cfg and dir), read-write. */
+void tsdb__store_options(const oct_config_t *cfg, const char *dir, store_options_t *so);
+
 /* The layout the configuration asks for. */
 OCT_MUST_CHECK int tsdb_layout_from_config(const oct_config_t *cfg, tsdb_layout_t *out,
                                            oct_errbuf_t *eb);

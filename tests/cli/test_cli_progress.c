@@ -3,7 +3,8 @@
  * stderr; import's percentages grow to 100.0% of the file's size (computed
  * here) with the point count the test wrote, and an ETA; with --quiet, or
  * when stderr is a pipe, there is none; reading stdin (no total) it shows
- * count and rate only, as fsck and scan do (rows, counted here by hand). */
+ * count and rate only, as fsck and scan do (rows, counted here by hand);
+ * copy draws cells and rate. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -271,6 +272,36 @@ static void fsck_and_scan_on_a_terminal(void **state)
     unlink(outfile);
 }
 
+/* copy: cells and rate, the last line the whole copy (the count it
+ * prints), and the data table's N_ROWS block cells in the final check. */
+static void copy_on_a_terminal(void **state)
+{
+    (void)state;
+    char *out, outfile[4400], from[4500], to[4500], copy_dir[4400];
+    snprintf(outfile, sizeof outfile, "%s.out", g_dir);
+    snprintf(copy_dir, sizeof copy_dir, "%s.copy", g_dir);
+    snprintf(from, sizeof from, "--from=%s", g_dir);
+    snprintf(to, sizeof to, "--to=%s", copy_dir);
+    const char *copy[] = {"copy", from, to, "--batch=50", NULL};
+    assert_int_equal(run_pty(copy, NULL, outfile, &out), 0);
+    char *file = slurp(outfile), want[128];
+    snprintf(want, sizeof want, "tsdb: %d cells (source %d)\n", N_ROWS, N_ROWS);
+    if (!strstr(file, want)) fail_msg("copy printed <%s>", file);
+    unsigned long parts, cells;
+    if (sscanf(file, "Copied %lu partitions, %lu cells", &parts, &cells) != 2)
+        fail_msg("copy printed <%s>", file);
+    char *lines[1000];
+    int n = progress_lines(out, lines, 1000);
+    if (n < 1 || n > 1000) fail_msg("copy: no progress in <%s>", out);
+    snprintf(want, sizeof want, "%lu cells, ", cells);
+    if (strncmp(lines[n - 1], want, strlen(want)))
+        fail_msg("copy: last progress line <%s>, expected <%s...>", lines[n - 1], want);
+    free(out);
+    free(file);
+    unlink(outfile);
+    tu_rmrf(copy_dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +309,7 @@ int main(void)
         cmocka_unit_test(import_quiet_or_piped_draws_nothing),
         cmocka_unit_test(import_from_stdin_has_no_total),
         cmocka_unit_test(fsck_and_scan_on_a_terminal),
+        cmocka_unit_test(copy_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -27,6 +27,17 @@ static inline int ac_req(const tu_tsd_t *t, const char *method, const char *targ
     return st;
 }
 
+/* One request that must answer want_status; returns the body (free it). */
+static inline char *ac_req_ok(const tu_tsd_t *t, const char *method, const char *target,
+                              const char *body, int want_status)
+{
+    char *r;
+    int st = ac_req(t, method, target, body, &r);
+    if (st != want_status)
+        fail_msg("%s %s: got %d <%s>, want %d", method, target, st, r, want_status);
+    return r;
+}
+
 /* Asserts status and exact body. */
 #define AC_EXPECT(t, method, target, body, want_status, want_body)                                 \
     do {                                                                                           \
