@@ -193,7 +193,11 @@ async function init() {
   } catch (e) {
     showError(e.message);
   }
-  api.version().then(v => { $('version').textContent = v.version ? `v${v.version}` : ''; }, () => {});
+  // octsdb's own version; `version` is the OpenTSDB release the API is compatible with.
+  api.version().then(v => {
+    const mine = v.octsdb_version || v.version;
+    $('version').textContent = mine ? `v${mine}` : '';
+  }, () => {});
   form = new QueryForm($('form'), aggs);
   // every change goes through the fragment; unknown keys ride along
   const next = over => ({ ...form.read(), refresh: cur.refresh, view: cur.view, extra: cur.extra, ...over });
