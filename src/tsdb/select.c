@@ -13,6 +13,7 @@ typedef struct {
     unsigned mw, kw, vw;
     const tsdb_tag_match_t *conds;
     size_t n_conds;
+    const tsdb_tag_match_t *src; /* the condition the index already answered */
     int exact;
     /* streaming (one ordered source): forward to fn, up to limit */
     tsdb_series_fn fn;
@@ -32,6 +33,7 @@ static int sel_match(const sel_t *s, const uint8_t *t, size_t len)
     if (s->exact && np != s->n_conds) return 0;
     for (size_t ci = 0; ci < s->n_conds; ci++) {
         const tsdb_tag_match_t *cd = &s->conds[ci];
+        if (cd == s->src) continue; /* every series the index names meets it */
         int ok = 0;
         for (size_t i = 0; i < np && !ok; i++) {
             const uint8_t *p = t + s->mw + i * pw;
@@ -104,6 +106,7 @@ int tsdb_select(tsdb_t *db, uint64_t metric, const tsdb_tag_match_t *conds, size
         if (!cd->tagk) continue;
         if (!src || (cd->n_tagv && (!src->n_tagv || cd->n_tagv < src->n_tagv))) src = cd;
     }
+    s.src = src;
     if (!src || src->n_tagv <= 1) {
         int rc = tsdb_series_find(db, metric, src ? src->tagk : 0,
                                   src && src->n_tagv ? src->tagv[0] : 0, sel_cb, &s);
