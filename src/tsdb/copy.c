@@ -12,6 +12,7 @@
 
 #include "common/xmalloc.h"
 #include "store/store.h"
+#include "tsdb/parts.h"
 #include "tsdb/tsdb_int.h"
 #include "tsdb/write.h"
 
@@ -231,49 +232,21 @@ static int cp_write(store_t *st, const char *source, unsigned table, oct_slice_t
 
 /* ---- walking partitions -------------------------------------------------- */
 
-typedef struct {
-    char **parts;
-    size_t *lens, n, cap;
-} part_list_t;
-
-static int part_collect(void *ctx, oct_slice_t part)
+/* The partitions of table t from start on, the checkpoint's left out. */
+static int parts_of(store_t *st, unsigned t, oct_slice_t start, tsdb_parts_t *out, oct_errbuf_t *eb)
 {
-    part_list_t *l = ctx;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 64;
-        l->parts = xrealloc(l->parts, l->cap * sizeof *l->parts);
-        l->lens = xrealloc(l->lens, l->cap * sizeof *l->lens);
-    }
-    l->parts[l->n] = slice_dup(part);
-    l->lens[l->n++] = part.len;
-    return 0;
-}
-
-static void part_list_free(part_list_t *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->parts[i]);
-    free(l->parts);
-    free(l->lens);
-    *l = (part_list_t){0};
-}
-
-/* The partitions of table t in [start, end), the checkpoint's left out. */
-static int parts_of(store_t *st, unsigned t, oct_slice_t start, part_list_t *out, oct_errbuf_t *eb)
-{
-    *out = (part_list_t){0};
-    int rc =
-        store_part_list(st, (store_table_t)t, start, oct_slice(NULL, 0), part_collect, out, eb);
-    size_t k = 0;
+    int rc = tsdb__parts_list(st, (store_table_t)t, start, oct_slice(NULL, 0), out, eb);
+    /* compact in place: keys are back to back, so move the kept ones down */
+    size_t k = 0, used = 0;
     for (size_t i = 0; i < out->n; i++) {
-        if (is_checkpoint(t, oct_slice(out->parts[i], out->lens[i]))) {
-            free(out->parts[i]);
-            continue;
-        }
-        out->parts[k] = out->parts[i];
-        out->lens[k++] = out->lens[i];
+        oct_slice_t p = tsdb__part(out, i);
+        if (is_checkpoint(t, p)) continue;
+        memmove(out->buf + used, p.ptr, p.len);
+        used += p.len;
+        out->off[++k] = used;
     }
     out->n = k;
+    out->used = used;
     return rc;
 }
 
@@ -339,12 +312,12 @@ static int count_batch(void *ctx, store_result_t *cells, oct_errbuf_t *eb)
 
 static int count_table(store_t *st, unsigned t, uint64_t *out, oct_errbuf_t *eb)
 {
-    part_list_t l;
+    tsdb_parts_t l = {0};
     int rc = parts_of(st, t, oct_slice(NULL, 0), &l, eb);
     *out = 0;
     for (size_t i = 0; rc == 0 && i < l.n; i++)
-        rc = part_walk(st, t, oct_slice(l.parts[i], l.lens[i]), 4096, count_batch, out, eb);
-    part_list_free(&l);
+        rc = part_walk(st, t, tsdb__part(&l, i), 4096, count_batch, out, eb);
+    tsdb__parts_free(&l);
     return rc;
 }
 
@@ -352,10 +325,10 @@ static int any_cell(store_t *st, int *out, oct_errbuf_t *eb)
 {
     *out = 0;
     for (unsigned t = 0; t < TSDB_COPY_NTABLES && !*out; t++) {
-        part_list_t l;
+        tsdb_parts_t l = {0};
         int rc = parts_of(st, t, oct_slice(NULL, 0), &l, eb);
         *out = l.n > 0;
-        part_list_free(&l);
+        tsdb__parts_free(&l);
         if (rc) return rc;
     }
     return 0;
@@ -378,7 +351,7 @@ static int copy_tables(const tsdb_copy_opts_t *o, copy_ep_t *src, copy_ep_t *dst
             start[cp->last_len] = 0;
             start_len = cp->last_len + 1;
         }
-        part_list_t l;
+        tsdb_parts_t l = {0};
         rc = parts_of(src->st, t, oct_slice(start, start_len), &l, eb);
         free(start);
         for (size_t i = 0; rc == 0 && i < l.n; i++) {
@@ -387,7 +360,7 @@ static int copy_tables(const tsdb_copy_opts_t *o, copy_ep_t *src, copy_ep_t *dst
                 break;
             }
             c.table = t;
-            c.part = oct_slice(l.parts[i], l.lens[i]);
+            c.part = tsdb__part(&l, i);
             rc = part_walk(src->st, t, c.part, batch, copy_batch, &c, eb);
             if (rc == 0) rc = cp_write(dst->st, src->id, t, c.part, eb);
             if (rc == 0) {
@@ -396,7 +369,7 @@ static int copy_tables(const tsdb_copy_opts_t *o, copy_ep_t *src, copy_ep_t *dst
                 if (o->progress) o->progress(o->progress_ctx, stats->parts_copied, c.cells);
             }
         }
-        part_list_free(&l);
+        tsdb__parts_free(&l);
         if (rc == 0) rc = cp_write(dst->st, src->id, t + 1, oct_slice(NULL, 0), eb);
     }
     free(c.ops);

@@ -1,5 +1,5 @@
-/* parts.c -- the partition collector shared by the read path, annotations
- * and maintenance (see parts.h). */
+/* parts.c -- the partition collector shared by the read path, annotations,
+ * maintenance and copy (see parts.h). */
 #include "tsdb/parts.h"
 
 #include <stdlib.h>
@@ -39,15 +39,30 @@ static int parts_cb(void *ctx, oct_slice_t part)
     return 0;
 }
 
-int tsdb__parts_collect(tsdb_t *db, const uint8_t *first, const uint8_t *last, size_t plen,
-                        tsdb_parts_t *pl, oct_errbuf_t *eb)
+static int parts_list(store_t *st, store_table_t t, oct_slice_t start, oct_slice_t stop,
+                      collect_t *c, oct_errbuf_t *eb)
 {
+    tsdb_parts_t *pl = c->pl;
     pl->n = pl->used = 0;
     if (!pl->off) {
         pl->ocap = 64;
         pl->off = xmalloc(pl->ocap * sizeof *pl->off);
     }
     pl->off[0] = 0;
+    int rc = store_part_list(st, t, start, stop, parts_cb, c, eb);
+    return rc < 0 ? rc : 0;
+}
+
+int tsdb__parts_list(store_t *st, store_table_t t, oct_slice_t start, oct_slice_t stop,
+                     tsdb_parts_t *pl, oct_errbuf_t *eb)
+{
+    collect_t c = {pl, NULL, 0};
+    return parts_list(st, t, start, stop, &c, eb);
+}
+
+int tsdb__parts_collect(tsdb_t *db, const uint8_t *first, const uint8_t *last, size_t plen,
+                        tsdb_parts_t *pl, oct_errbuf_t *eb)
+{
     collect_t c = {pl, first, plen};
     oct_slice_t start = oct_slice(NULL, 0), stop = oct_slice(NULL, 0);
     /* stop = last's prefix + 1 as a big-endian number (none past all 0xFF) */
@@ -62,8 +77,7 @@ int tsdb__parts_collect(tsdb_t *db, const uint8_t *first, const uint8_t *last, s
         start = oct_slice(first, plen);
         stop = oct_slice(s, i ? plen : 0);
     }
-    int rc = store_part_list(tsdb_store(db), STORE_TABLE_DATA, start, stop, parts_cb, &c, eb);
-    return rc < 0 ? rc : 0;
+    return parts_list(tsdb_store(db), STORE_TABLE_DATA, start, stop, &c, eb);
 }
 
 void tsdb__parts_free(tsdb_parts_t *pl)

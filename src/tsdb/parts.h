@@ -17,6 +17,7 @@
 
 #include "common/bytes.h"
 #include "common/err.h"
+#include "store/store.h"
 #include "tsdb/tsdb.h"
 
 /* Partition keys, back to back. Zero-initialise; the buffers are kept from
@@ -35,6 +36,12 @@ typedef struct {
  * table (last and plen unused). Returns 0 or a storage error. */
 OCT_MUST_CHECK int tsdb__parts_collect(tsdb_t *db, const uint8_t *first, const uint8_t *last,
                                        size_t plen, tsdb_parts_t *pl, oct_errbuf_t *eb);
+
+/* Replaces the list by every partition of table t of store st in
+ * [start, stop) (len 0 = unbounded), in byte order: any table, any store
+ * (`octsdb copy` walks two). Returns 0 or a storage error. */
+OCT_MUST_CHECK int tsdb__parts_list(store_t *st, store_table_t t, oct_slice_t start,
+                                    oct_slice_t stop, tsdb_parts_t *pl, oct_errbuf_t *eb);
 
 /* The i-th partition key. */
 static inline oct_slice_t tsdb__part(const tsdb_parts_t *pl, size_t i)
