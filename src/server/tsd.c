@@ -176,13 +176,13 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     if (rc) goto leave;
     /* tsd.mode=ro opens the store read-only (a read-only data dir works):
      * the series index for queries, no write-ahead log, no flush thread.
-     * A dir that holds no database yet (no RocksDB CURRENT file) is created
-     * read-write as before, so a ro TSD may start on an empty store. */
+     * A dir that holds no database yet is created read-write as before, so
+     * a ro TSD may start on an empty store. */
     unsigned open_flags = 0;
     if (tsd_mode(cfg) == TSD_MODE_RO) {
-        char cur[4200];
-        snprintf(cur, sizeof cur, "%s/CURRENT", dir ? dir : ".");
-        if (access(cur, F_OK) == 0) open_flags = TSDB_OPEN_READONLY | TSDB_OPEN_INDEX;
+        rc = tsdb_exists(cfg, eb);
+        if (rc < 0) goto leave;
+        if (rc == 1) open_flags = TSDB_OPEN_READONLY | TSDB_OPEN_INDEX;
     }
     rc = tsdb_open(cfg, open_flags, &db, eb);
     if (rc) {

@@ -51,6 +51,14 @@ static int unknown_backend(const char *name, oct_errbuf_t *eb)
                    name, known);
 }
 
+int store_exists(const store_options_t *opts, oct_errbuf_t *eb)
+{
+    const char *name = opts ? opts->backend : NULL;
+    const store_methods_t *m = store_backend_find(name);
+    if (!m) return unknown_backend(name, eb);
+    return m->exists(opts, eb);
+}
+
 int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
 {
     *out = NULL;

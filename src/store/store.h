@@ -149,6 +149,12 @@ enum {
  * by the caller and must be released with store_close. May block. */
 OCT_MUST_CHECK int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb);
 
+/* 1 if opts name a store that exists (a store_open of it would not create
+ * one), 0 if not, or OCT_ECONFIG for an unknown backend. Creates nothing:
+ * for callers that must not make an empty store (a read-only TSD, the
+ * source of a copy). */
+OCT_MUST_CHECK int store_exists(const store_options_t *opts, oct_errbuf_t *eb);
+
 /* Flushes what the backend holds in memory and releases everything. NULL ok. */
 void store_close(store_t *st);
 

@@ -81,6 +81,9 @@ struct store_methods {
     int (*sync)(store_t *st, oct_errbuf_t *eb);
     int (*disk_usage)(store_t *st, store_table_t t, uint64_t *out_bytes, oct_errbuf_t *eb);
     int (*compact)(store_t *st, oct_errbuf_t *eb);
+    /* store_exists: 1 if opts name a store this backend created, else 0;
+     * never creates anything */
+    int (*exists)(const store_options_t *opts, oct_errbuf_t *eb);
 };
 
 /* The backend used when tsd.storage.backend is unset or empty. */

@@ -26,6 +26,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -84,6 +85,17 @@ static int rs_connect(rs_store_t *st, const oct_config_t *cfg, oct_errbuf_t *eb)
     }
     rados_ioctx_set_namespace(st->io, st->ns);
     return 0;
+}
+
+/* A data dir that was opened on RADOS once records its namespace there;
+ * the data set itself lives in the pool. */
+static int rs_exists(const store_options_t *opts, oct_errbuf_t *eb)
+{
+    (void)eb;
+    if (!opts || !opts->dir || !*opts->dir) return 0;
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/rados.ns", opts->dir) >= sizeof path) return 0;
+    return access(path, F_OK) == 0;
 }
 
 static int rs_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
@@ -1026,4 +1038,5 @@ const store_methods_t store_rados_methods = {
     .sync = rs_sync,
     .disk_usage = rs_disk_usage,
     .compact = rs_compact,
+    .exists = rs_exists,
 };

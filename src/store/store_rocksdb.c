@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,6 +331,16 @@ static void log_dir_discard(char *dir)
     }
     rmdir(dir);
     free(dir);
+}
+
+/* RocksDB writes CURRENT when it creates a database. */
+static int rdb_exists(const store_options_t *opts, oct_errbuf_t *eb)
+{
+    (void)eb;
+    if (!opts || !opts->dir || !*opts->dir) return 0;
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/CURRENT", opts->dir) >= sizeof path) return 0;
+    return access(path, F_OK) == 0;
 }
 
 static int rdb_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
@@ -1024,4 +1035,5 @@ const store_methods_t store_rocksdb_methods = {
     .sync = rdb_sync,
     .disk_usage = rdb_disk_usage,
     .compact = rdb_compact,
+    .exists = rdb_exists,
 };

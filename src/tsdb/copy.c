@@ -127,11 +127,10 @@ static int ep_open(copy_ep_t *e, const char *spec, const oct_config_t *base, int
         goto fail;
     }
     if (is_source) {
+        /* checked first: opening creates a store */
         struct stat sb;
         char real[PATH_MAX];
-        char marker[PATH_MAX + 16];
-        snprintf(marker, sizeof marker, "%s/CURRENT", spec); /* RocksDB's; opening creates */
-        if (stat(spec, &sb) != 0 || !S_ISDIR(sb.st_mode) || stat(marker, &sb) != 0 ||
+        if (stat(spec, &sb) != 0 || !S_ISDIR(sb.st_mode) || tsdb_exists(e->cfg, eb) != 1 ||
             !realpath(spec, real)) {
             rc = oct_err(eb, OCT_ECONFIG, "--from=%s: no such data dir", spec);
             goto fail;

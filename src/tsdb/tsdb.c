@@ -117,6 +117,15 @@ void tsdb__store_options(const oct_config_t *cfg, const char *dir, store_options
     so->table_names[STORE_TABLE_TREE] = oct_config_get(cfg, "tsd.storage.hbase.tree_table");
 }
 
+int tsdb_exists(const oct_config_t *cfg, oct_errbuf_t *eb)
+{
+    const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
+    if (!dir) return oct_err(eb, OCT_ECONFIG, "tsd.storage.data_dir is not set");
+    store_options_t so;
+    tsdb__store_options(cfg, dir, &so);
+    return store_exists(&so, eb);
+}
+
 int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_t *eb)
 {
     tsdb_layout_t layout;

@@ -42,6 +42,10 @@ OCT_MUST_CHECK int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **o
                              oct_errbuf_t *eb);
 void tsdb_close(tsdb_t *db);
 
+/* 1 if the data dir cfg names already holds a database (opening it would
+ * not create one), 0 if not, or OCT_ECONFIG. Touches nothing. */
+OCT_MUST_CHECK int tsdb_exists(const oct_config_t *cfg, oct_errbuf_t *eb);
+
 /* Borrowed; valid until tsdb_close. */
 uid_registry_t *tsdb_uids(tsdb_t *db);
 const tsdb_layout_t *tsdb_layout(const tsdb_t *db);

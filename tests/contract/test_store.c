@@ -541,6 +541,29 @@ static void second_open_is_elocked(void **state)
     assert_int_equal(store_open(&o, &fx->st, &eb), 0);
 }
 
+/* A store made by an open exists after it; a fresh dir holds none, and
+ * asking does not make one. */
+static void exists_only_after_an_open(void **state)
+{
+    fx_t *fx = *state;
+    oct_errbuf_t eb;
+    store_options_t o = fx_options(fx->dir);
+    assert_int_equal(store_exists(&o, &eb), 1);
+    char *fresh = tu_tempdir();
+    store_options_t f = fx_options(fresh);
+    assert_int_equal(store_exists(&f, &eb), 0);
+    assert_int_equal(store_exists(&f, &eb), 0);
+    store_t *st = NULL;
+    assert_int_equal(store_open(&f, &st, &eb), 0);
+    store_close(st);
+    assert_int_equal(store_exists(&f, &eb), 1);
+    tu_rmrf(fresh);
+    free(fresh);
+    store_options_t bad = o;
+    bad.backend = "no-such-backend";
+    assert_int_equal(store_exists(&bad, &eb), OCT_ECONFIG);
+}
+
 static void data_survives_close_reopen_and_kill(void **state)
 {
     fx_t *fx = *state;
@@ -637,6 +660,7 @@ int main(int argc, char **argv)
         T_(cas_race_has_one_winner_per_cell),
         T_(bad_arguments_are_einval),
         T_(second_open_is_elocked),
+        T_(exists_only_after_an_open),
         T_(data_survives_close_reopen_and_kill),
         T_(flush_makes_disk_usage_positive),
     };
