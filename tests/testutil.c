@@ -419,3 +419,20 @@ int tu_http(int port, const char *method, const char *target, const char *header
     free(buf);
     return status;
 }
+
+size_t tu_split_tags(const char *s, oct_slice_t *out)
+{
+    size_t n = 0;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        if (!*s) break;
+        const char *eq = strchr(s, '='), *end = strchr(s, ' ');
+        if (!end) end = s + strlen(s);
+        out[2 * n] = oct_slice(s, (size_t)(eq - s));
+        out[2 * n + 1] = oct_slice(eq + 1, (size_t)(end - eq - 1));
+        n++;
+        s = end;
+    }
+    return n;
+}

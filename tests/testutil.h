@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/bytes.h"
+
 /* Creates a fresh directory under $TMPDIR (or /tmp); returns a malloc'd path.
  * tu_rmrf() removes it recursively. */
 char *tu_tempdir(void);
@@ -16,6 +18,10 @@ void tu_rmrf(const char *path);
 int tu_unhex(const char *hex, uint8_t *out, size_t cap);
 /* Upper-case hex of buf into a static thread-local string (for messages). */
 const char *tu_hex(const uint8_t *buf, size_t n);
+
+/* Parses "k=v k=v" (space-separated) into slices over s, key then value at
+ * out[2i], out[2i+1]; s must stay alive. Returns the number of pairs. */
+size_t tu_split_tags(const char *s, oct_slice_t *out);
 
 /* Runs the octsdb binary ($OCTSDB_BIN) with argv (NULL-terminated, without
  * argv[0]); captures stdout into *out (malloc'd, NUL-terminated). Returns the

@@ -49,6 +49,19 @@ static inline char *ac_req_ok(const tu_tsd_t *t, const char *method, const char 
         free(ac_r_);                                                                               \
     } while (0)
 
+/* Starts a daemon (tu_tsd_start with extra args) into a zeroed *t and puts
+ * body through POST /api/put; 0 if the put answered 204, -1 otherwise. For
+ * group setups, which report failure by returning non-zero. */
+static inline int ac_start_put(tu_tsd_t *t, const char *const *extra, const char *body)
+{
+    memset(t, 0, sizeof *t);
+    if (tu_tsd_start(t, extra)) return -1;
+    char *r;
+    int st = ac_req(t, "POST", "/api/put", body, &r);
+    free(r);
+    return st == 204 ? 0 : -1;
+}
+
 /* Opens a stopped daemon's data dir. */
 static inline tsdb_t *ac_open_dir(const char *dir)
 {

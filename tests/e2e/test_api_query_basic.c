@@ -60,12 +60,7 @@ __attribute__((noinline)) static size_t off(const char *s, const char *needle)
 static int setup(void **state)
 {
     (void)state;
-    memset(&g_t, 0, sizeof g_t);
-    if (tu_tsd_start(&g_t, extra)) return -1;
-    char *r;
-    int st = ac_req(&g_t, "POST", "/api/put", put_body, &r);
-    free(r);
-    return st == 204 ? 0 : -1;
+    return ac_start_put(&g_t, extra, put_body);
 }
 
 static int teardown(void **state)

@@ -46,8 +46,6 @@ static int setup(void **state)
                                      "--set",
                                      "tsd.core.histograms.config=",
                                      NULL};
-    memset(&g_t, 0, sizeof g_t);
-    if (tu_tsd_start(&g_t, ex)) return -1;
     char body[1024];
     size_t n = (size_t)snprintf(body, sizeof body, "[");
     for (int i = 0; i < 2; i++)
@@ -59,10 +57,7 @@ static int setup(void **state)
                               i ? "," : "", T0 + 60 * i, (long long)k_a[i], T0 + 60 * i,
                               (long long)k_b[i]);
     snprintf(body + n, sizeof body - n, "]");
-    char *r;
-    int st = ac_req(&g_t, "POST", "/api/put", body, &r);
-    free(r);
-    return st == 204 ? 0 : -1;
+    return ac_start_put(&g_t, ex, body);
 }
 
 static int teardown(void **state)

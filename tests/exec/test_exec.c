@@ -29,28 +29,11 @@
 
 /* ---- writing ------------------------------------------------------------ */
 
-static size_t split_tags(const char *s, oct_slice_t *out)
-{
-    size_t n = 0;
-    while (*s) {
-        while (*s == ' ')
-            s++;
-        if (!*s) break;
-        const char *eq = strchr(s, '='), *end = strchr(s, ' ');
-        if (!end) end = s + strlen(s);
-        out[2 * n] = oct_slice(s, (size_t)(eq - s));
-        out[2 * n + 1] = oct_slice(eq + 1, (size_t)(end - eq - 1));
-        n++;
-        s = end;
-    }
-    return n;
-}
-
 static void put_i(const char *m, const char *tags, int64_t ts_ms, int64_t v)
 {
     oct_slice_t t[32];
     tsdb_dp_t dp = {
-        oct_slice_str(m), t, split_tags(tags, t), {ts_ms, {.i = v}, 0}, ts_ms % 1000 != 0};
+        oct_slice_str(m), t, tu_split_tags(tags, t), {ts_ms, {.i = v}, 0}, ts_ms % 1000 != 0};
     oct_errbuf_t eb;
     assert_int_equal(tsdb_put_batch(g_fx->db, &dp, 1, NULL, NULL, NULL, &eb), 1);
 }
@@ -58,7 +41,7 @@ static void put_i(const char *m, const char *tags, int64_t ts_ms, int64_t v)
 static void put_f(const char *m, const char *tags, int64_t ts_ms, double v)
 {
     oct_slice_t t[32];
-    tsdb_dp_t dp = {oct_slice_str(m), t, split_tags(tags, t), {ts_ms, {.f = v}, 1}, 0};
+    tsdb_dp_t dp = {oct_slice_str(m), t, tu_split_tags(tags, t), {ts_ms, {.f = v}, 1}, 0};
     oct_errbuf_t eb;
     assert_int_equal(tsdb_put_batch(g_fx->db, &dp, 1, NULL, NULL, NULL, &eb), 1);
 }

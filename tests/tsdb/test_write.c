@@ -74,29 +74,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Parses "k=v k=v" into slices over s (which must stay alive). */
-static size_t split_tags(const char *s, oct_slice_t *out)
-{
-    size_t n = 0;
-    while (*s) {
-        while (*s == ' ')
-            s++;
-        if (!*s) break;
-        const char *eq = strchr(s, '='), *end = strchr(s, ' ');
-        if (!end) end = s + strlen(s);
-        out[2 * n] = oct_slice(s, (size_t)(eq - s));
-        out[2 * n + 1] = oct_slice(eq + 1, (size_t)(end - eq - 1));
-        n++;
-        s = end;
-    }
-    return n;
-}
-
 static int put_i(tsdb_t *db, const char *m, const char *tags, int64_t ts_ms, int64_t v,
                  oct_errbuf_t *eb)
 {
     oct_slice_t t[64];
-    tsdb_dp_t dp = {oct_slice_str(m), t, split_tags(tags, t), {ts_ms, {.i = v}, 0}, 0};
+    tsdb_dp_t dp = {oct_slice_str(m), t, tu_split_tags(tags, t), {ts_ms, {.i = v}, 0}, 0};
     uint64_t seq;
     return tsdb_put(db, &dp, &seq, eb);
 }
@@ -105,7 +87,7 @@ static int put_f(tsdb_t *db, const char *m, const char *tags, int64_t ts_ms, dou
                  oct_errbuf_t *eb)
 {
     oct_slice_t t[64];
-    tsdb_dp_t dp = {oct_slice_str(m), t, split_tags(tags, t), {ts_ms, {.f = v}, 1}, 1};
+    tsdb_dp_t dp = {oct_slice_str(m), t, tu_split_tags(tags, t), {ts_ms, {.f = v}, 1}, 1};
     uint64_t seq;
     return tsdb_put(db, &dp, &seq, eb);
 }
@@ -119,7 +101,7 @@ static size_t tsuid_of(tsdb_t *db, const char *m, const char *tags, uint8_t *out
         uid_get_id(tsdb_uids(db), CODEC_UID_METRIC, (const uint8_t *)m, strlen(m), &id, &eb), 0);
     oct_put_be_n(out, id, 3);
     oct_slice_t t[64];
-    size_t n = split_tags(tags, t);
+    size_t n = tu_split_tags(tags, t);
     uint64_t k[64], v[64];
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(
