@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "codec/uid_bytes.h"
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "server/api_int.h"
 #include "tsdb/select.h"
@@ -141,10 +142,7 @@ typedef struct {
 static int lk_key_cmp(const void *a, const void *b)
 {
     const lk_key_t *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->t, y->t, n);
-    if (c) return c;
-    return (x->len > y->len) - (x->len < y->len);
+    return oct_slice_cmp(oct_slice(x->t, x->len), oct_slice(y->t, y->len));
 }
 
 /* Resolves a name; on failure writes a 404 and returns -1. */
