@@ -279,8 +279,9 @@ void api_search_lookup(api_call_t *c)
     for (size_t mi = 0; mi < metrics.n; mi++)
         tsdb_select(db, metrics.ids[mi], tm, s.n_conds, TSDB_SELECT_SUBSET, (size_t)limit, lk_cb,
                     &s);
-    /* Sort and dedupe: metrics are listed in name order, not UID order, and a
-     * union may see a series once per value. */
+    /* tsdb_select yields each series of a metric once, in TSUID order; sort
+     * across metrics (listed in name order, not UID order) and drop any
+     * repeats. */
     lk_key_t *keys = json_arena_alloc(&c->arena, (s.n ? s.n : 1) * sizeof *keys);
     for (size_t i = 0; i < s.n; i++)
         keys[i] = (lk_key_t){s.tsuids[i], s.lens[i]};
