@@ -9,7 +9,6 @@
 #include "common/err.h"
 #include "store/store.h"
 #include "tsdb/tsdb.h"
-#include "tsdb/tsdb_int.h"
 
 /* The write path's state (tsdb/write.c): series, head, WAL, flush thread.
  * Opened by tsdb_open after the UID registry (recovering the WAL, starting
