@@ -20,8 +20,6 @@
 #include "tsdb/search.h"
 #include "uid/uid.h"
 
-int cli_cmd_search(int argc, char **argv);
-
 static void search_usage(FILE *f)
 {
     fprintf(f, "usage: octsdb search tsuids|tsmeta_summary|uidmeta [QUERY...] [--limit=N]"
