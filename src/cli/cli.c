@@ -19,9 +19,6 @@ static int cli_cmd_version(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-int cli_cmd_compact(int argc, char **argv); /* cmd_compact.c */
-int cli_cmd_copy(int argc, char **argv);    /* cmd_copy.c */
-
 static const cli_cmd_t cli_cmds[] = {
     {"compact", cli_cmd_compact, "Compact the data dir fully (the TSD must be stopped)"},
     {"copy", cli_cmd_copy, "Copy a whole data set between data dirs and RADOS (resumable)"},

@@ -44,6 +44,8 @@ int cli_cmd_scan(int argc, char **argv);
 int cli_cmd_fsck(int argc, char **argv);
 int cli_cmd_query(int argc, char **argv);
 int cli_cmd_search(int argc, char **argv);
+int cli_cmd_compact(int argc, char **argv);
+int cli_cmd_copy(int argc, char **argv);
 
 /* ---- the positional query syntax of scan, fsck and query ----
  * START [END] [+gnuplot opts] <q>...; <q> = AGG [rate] [counter[,max[,reset]]]

@@ -18,8 +18,6 @@
 #include "tsdb/maint.h"
 #include "tsdb/write.h"
 
-int cli_cmd_compact(int argc, char **argv);
-
 static void compact_usage(FILE *f)
 {
     fprintf(f, "usage: octsdb compact [flags]\n"

@@ -14,8 +14,6 @@
 #include "cli/cli_int.h"
 #include "tsdb/copy.h"
 
-int cli_cmd_copy(int argc, char **argv);
-
 enum { COPY_EXIT_MISMATCH = 1, COPY_EXIT_PARTIAL = 4 };
 
 static void copy_usage(FILE *f)

@@ -36,6 +36,7 @@
 #include "cli/cli_int.h"
 #include "codec/block.h"
 #include "codec/cell.h"
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "common/dtoa.h"
 #include "common/xmalloc.h"
@@ -524,9 +525,7 @@ typedef struct {
 static int tsuid_cmp(const void *a, const void *b, void *arg)
 {
     const uint8_t *buf = arg, *x = buf + *(const size_t *)a, *y = buf + *(const size_t *)b;
-    size_t n = x[0] < y[0] ? x[0] : y[0];
-    int c = memcmp(x + 1, y + 1, n);
-    return c ? c : (x[0] > y[0]) - (x[0] < y[0]);
+    return oct_slice_cmp(oct_slice(x + 1, x[0]), oct_slice(y + 1, y[0]));
 }
 
 /* The distinct series in s->dl, sorted; their offsets into *off (malloc'd). */

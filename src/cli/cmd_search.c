@@ -15,11 +15,10 @@
 
 #include "cli/cli_int.h"
 #include "codec/uid_bytes.h"
+#include "common/bytes.h"
 #include "common/strbuf.h"
 #include "tsdb/search.h"
 #include "uid/uid.h"
-
-int cli_cmd_search(int argc, char **argv);
 
 static void search_usage(FILE *f)
 {
@@ -50,9 +49,7 @@ typedef struct {
 static int pair_cmp(const void *a, const void *b)
 {
     const pair_t *x = a, *y = b;
-    size_t n = x->kl < y->kl ? x->kl : y->kl;
-    int c = memcmp(x->k, y->k, n);
-    return c ? c : (x->kl > y->kl) - (x->kl < y->kl);
+    return oct_slice_cmp(oct_slice(x->k, x->kl), oct_slice(y->k, y->kl));
 }
 
 static int series_line(void *ctx, const uint8_t *tsuid, size_t len)

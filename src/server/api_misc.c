@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "query/query.h"
 #include "server/api_int.h"
 #include "server/build_info.h"
@@ -197,7 +197,7 @@ size_t api_stats_collect(api_call_t *c, api_stat_t *out)
         API_STAT(ctrs[i].metric, ctrs[i].tag,
                  atomic_load_explicit(&c->tsd->counters[i], memory_order_relaxed),
                  i == TSD_CTR_CONN_OPEN);
-    int64_t now = (int64_t)time(NULL);
+    int64_t now = oct_clock_wall_ms() / 1000;
     API_STAT("tsd.uptime", "", (uint64_t)(now - c->tsd->started_s), 1);
 
     tsdb_stats_t st;
@@ -232,7 +232,7 @@ void api_stats(api_call_t *c)
 {
     api_stat_t stats[API_STATS_MAX];
     size_t n = api_stats_collect(c, stats);
-    int64_t now = (int64_t)time(NULL);
+    int64_t now = oct_clock_wall_ms() / 1000;
     json_writer_t w;
     api_json_begin(c, &w);
     json_w_arr_begin(&w);

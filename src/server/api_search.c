@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "codec/uid_bytes.h"
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "server/api_int.h"
 #include "tsdb/select.h"
@@ -141,10 +142,7 @@ typedef struct {
 static int lk_key_cmp(const void *a, const void *b)
 {
     const lk_key_t *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->t, y->t, n);
-    if (c) return c;
-    return (x->len > y->len) - (x->len < y->len);
+    return oct_slice_cmp(oct_slice(x->t, x->len), oct_slice(y->t, y->len));
 }
 
 /* Resolves a name; on failure writes a 404 and returns -1. */
@@ -281,8 +279,9 @@ void api_search_lookup(api_call_t *c)
     for (size_t mi = 0; mi < metrics.n; mi++)
         tsdb_select(db, metrics.ids[mi], tm, s.n_conds, TSDB_SELECT_SUBSET, (size_t)limit, lk_cb,
                     &s);
-    /* Sort and dedupe across metrics (listed in name order, not UID order). */
-    /* Sort and dedupe (a union may see a series once per value). */
+    /* tsdb_select yields each series of a metric once, in TSUID order; sort
+     * across metrics (listed in name order, not UID order) and drop any
+     * repeats. */
     lk_key_t *keys = json_arena_alloc(&c->arena, (s.n ? s.n : 1) * sizeof *keys);
     for (size_t i = 0; i < s.n; i++)
         keys[i] = (lk_key_t){s.tsuids[i], s.lens[i]};

@@ -3,8 +3,8 @@
 
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "tsdb/write.h"
 
 static void stat_line(const tsd_ctx_t *t, int fqdn, long long port, oct_strbuf_t *out,
@@ -20,7 +20,7 @@ static void stat_line(const tsd_ctx_t *t, int fqdn, long long port, oct_strbuf_t
 
 void stats_text(tsd_ctx_t *t, int fqdn, long long port, oct_strbuf_t *out)
 {
-    long long now = (long long)time(NULL);
+    long long now = (long long)(oct_clock_wall_ms() / 1000);
 #define TSD_CTR_LINE(e, name, tag)                                                                 \
     stat_line(                                                                                     \
         t, fqdn, port, out, now, name,                                                             \

@@ -79,16 +79,6 @@ static size_t ann_qualifier(int64_t start, uint8_t q[5])
     return 3;
 }
 
-static void ann_rk_layout(tsdb_t *db, codec_rowkey_layout_t *rk)
-{
-    const tsdb_layout_t *l = tsdb_layout(db);
-    rk->metric_w = (uint8_t)l->uid_width[CODEC_UID_METRIC];
-    rk->tagk_w = (uint8_t)l->uid_width[CODEC_UID_TAGK];
-    rk->tagv_w = (uint8_t)l->uid_width[CODEC_UID_TAGV];
-    rk->salt_w = (uint8_t)l->salt_width;
-    rk->salt_buckets = l->salt_buckets ? l->salt_buckets : 1;
-}
-
 /* Row key for (tsuid, hour base_s) into key; returns its length or an error. */
 static int ann_rowkey(const codec_rowkey_layout_t *rk, const uint8_t *tsuid, size_t tlen,
                       int64_t base_s, uint8_t *key, size_t cap, oct_errbuf_t *eb)
@@ -142,7 +132,7 @@ static int ann_locate(tsdb_t *db, const uint8_t *tsuid, size_t tlen, int64_t sta
                       oct_errbuf_t *eb)
 {
     if (start < 1) return oct_err(eb, OCT_EINVAL, "The start timestamp has not been set");
-    ann_rk_layout(db, &l->rk);
+    l->rk = tsdb__rowkey_layout(db);
     int r = ann_rowkey(&l->rk, tsuid, tlen, ann_base(start), l->key, sizeof l->key, eb);
     if (r < 0) return r;
     l->klen = (size_t)r;
@@ -367,8 +357,7 @@ int tsdb_annotation_scan_cells(const store_cell_t *cells, size_t n, int64_t star
 int tsdb_annotation_scan(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,
                          int64_t end_ms, tsdb_annotation_fn cb, void *ctx, oct_errbuf_t *eb)
 {
-    codec_rowkey_layout_t rk;
-    ann_rk_layout(db, &rk);
+    codec_rowkey_layout_t rk = tsdb__rowkey_layout(db);
     const int64_t max_ms = (int64_t)UINT32_MAX * 1000 + 999;
     if (start_ms < 0) start_ms = 0;
     if (end_ms > max_ms) end_ms = max_ms;

@@ -426,11 +426,7 @@ int tsdb_fsck_row(tsdb_t *db, const tsdb_fsck_opts_t *opts, oct_slice_t part,
                   void *ctx, oct_errbuf_t *eb)
 {
     if (row->n == 0) return 0;
-    const tsdb_layout_t *l = tsdb_layout(db);
-    codec_rowkey_layout_t lay = {(uint8_t)l->uid_width[CODEC_UID_METRIC],
-                                 (uint8_t)l->uid_width[CODEC_UID_TAGK],
-                                 (uint8_t)l->uid_width[CODEC_UID_TAGV], (uint8_t)l->salt_width,
-                                 l->salt_buckets ? l->salt_buckets : 1};
+    codec_rowkey_layout_t lay = tsdb__rowkey_layout(db);
     fsck_row_t r = {.db = db,
                     .o = opts,
                     .st = st,

@@ -31,15 +31,6 @@ int tsdb_disk_usage(tsdb_t *db, uint64_t *bytes, oct_errbuf_t *eb)
     return 0;
 }
 
-static codec_rowkey_layout_t maint_layout(tsdb_t *db)
-{
-    const tsdb_layout_t *l = tsdb_layout(db);
-    return (codec_rowkey_layout_t){(uint8_t)l->uid_width[CODEC_UID_METRIC],
-                                   (uint8_t)l->uid_width[CODEC_UID_TAGK],
-                                   (uint8_t)l->uid_width[CODEC_UID_TAGV], (uint8_t)l->salt_width,
-                                   l->salt_buckets ? l->salt_buckets : 1};
-}
-
 /* Every row of the listed partitions, to fn. */
 static int scan_parts(tsdb_t *db, const tsdb_parts_t *pl, tsdb_row_fn fn, void *ctx,
                       oct_errbuf_t *eb)
@@ -84,7 +75,7 @@ int tsdb_scan_rows(tsdb_t *db, const tsdb_rows_spec_t *spec, tsdb_row_fn fn, voi
         tsdb__parts_free(&pl);
         return rc;
     }
-    codec_rowkey_layout_t lay = maint_layout(db);
+    codec_rowkey_layout_t lay = tsdb__rowkey_layout(db);
     int64_t b0 = codec_rowkey_base_time(spec->start_ms / 1000);
     int64_t b1 = codec_rowkey_base_time(spec->end_ms / 1000);
     if (b0 < 0) b0 = 0;
@@ -156,7 +147,7 @@ int tsdb_delete_window(tsdb_t *db, const tsdb_window_t *w, size_t n, uint64_t *r
     if (n == 0) return 0;
     /* Unflushed points live in the head: write them out so they go too. */
     int rc = tsdb_flush(db, eb);
-    codec_rowkey_layout_t rk = maint_layout(db);
+    codec_rowkey_layout_t rk = tsdb__rowkey_layout(db);
     tsdb_parts_t pl = {0};
     for (size_t i = 0; i < n && !rc; i++)
         rc = delete_rows(db, &rk, &w[i], &pl, &nrows, eb);

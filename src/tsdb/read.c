@@ -318,11 +318,7 @@ static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_le
     int64_t start_ms = *start_io, end_ms = *end_io;
     *n_head = 0;
     store_result_reset(&rd->res); /* tsdb_reader_annotations sees this read's rows only */
-    const tsdb_layout_t *lay = tsdb_layout(db);
-    codec_rowkey_layout_t rk = {(uint8_t)lay->uid_width[CODEC_UID_METRIC],
-                                (uint8_t)lay->uid_width[CODEC_UID_TAGK],
-                                (uint8_t)lay->uid_width[CODEC_UID_TAGV], (uint8_t)lay->salt_width,
-                                lay->salt_buckets ? lay->salt_buckets : 1};
+    codec_rowkey_layout_t rk = tsdb__rowkey_layout(db);
     int rc = codec_tsuid_check(&rk, tsuid, tsuid_len, eb);
     if (rc < 0) return rc;
     out_reserve(rd, 1);

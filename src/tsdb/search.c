@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytes.h"
 #include "common/xmalloc.h"
 #include "tsdb/read.h"
 #include "tsdb/search.h"
@@ -208,10 +209,7 @@ static int series_cb(void *ctx, const uint8_t *tsuid, size_t len)
 static int blob_cmp(const void *a, const void *b)
 {
     const blob_t *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->t, y->t, n);
-    if (c) return c;
-    return (x->len > y->len) - (x->len < y->len);
+    return oct_slice_cmp(oct_slice(x->t, x->len), oct_slice(y->t, y->len));
 }
 
 int tsdb_search_series(tsdb_t *db, const char *query, size_t start, size_t limit,

@@ -196,3 +196,12 @@ const tsdb_layout_t *tsdb_layout(const tsdb_t *db)
 {
     return &db->layout;
 }
+
+codec_rowkey_layout_t tsdb__rowkey_layout(const tsdb_t *db)
+{
+    const tsdb_layout_t *l = &db->layout;
+    return (codec_rowkey_layout_t){(uint8_t)l->uid_width[CODEC_UID_METRIC],
+                                   (uint8_t)l->uid_width[CODEC_UID_TAGK],
+                                   (uint8_t)l->uid_width[CODEC_UID_TAGV], (uint8_t)l->salt_width,
+                                   l->salt_buckets ? l->salt_buckets : 1};
+}

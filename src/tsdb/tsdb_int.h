@@ -4,11 +4,11 @@
 #ifndef OCT_TSDB_TSDB_INT_H
 #define OCT_TSDB_TSDB_INT_H
 
+#include "codec/rowkey.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "store/store.h"
 #include "tsdb/tsdb.h"
-#include "tsdb/tsdb_int.h"
 
 /* The write path's state (tsdb/write.c): series, head, WAL, flush thread.
  * Opened by tsdb_open after the UID registry (recovering the WAL, starting
@@ -34,5 +34,9 @@ void tsdb__store_options(const oct_config_t *cfg, const char *dir, store_options
 /* The layout the configuration asks for. */
 OCT_MUST_CHECK int tsdb_layout_from_config(const oct_config_t *cfg, tsdb_layout_t *out,
                                            oct_errbuf_t *eb);
+
+/* The row-key layout (codec/rowkey.h) of db's layout: its UID and salt
+ * widths, salt_buckets 1 when unsalted. */
+codec_rowkey_layout_t tsdb__rowkey_layout(const tsdb_t *db);
 
 #endif
