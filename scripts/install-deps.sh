@@ -5,7 +5,8 @@
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev libcmocka-dev
-      libmicrohttpd-dev libpcre2-dev libssl-dev tzdata librados-dev)
+      libmicrohttpd-dev libpcre2-dev libssl-dev tzdata librados-dev libargon2-dev
+      libcrypt-dev)
 
 # Optional groups, named on the command line, for targets that need more than
 # the build: `install-deps.sh lint` (from `make lint`) adds the static

@@ -25,6 +25,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"fsck", cli_cmd_fsck, "Check the data table for errors and repair them (--fix)"},
     {"import", cli_cmd_import, "Import data points from files (plain or gzip, - for stdin)"},
     {"mkmetric", cli_cmd_mkmetric, "Assign UIDs to metric names (same as `uid assign metrics`)"},
+    {"passwd", cli_cmd_passwd, "Make a credentials-file line (slow password hash or new token)"},
     {"query", cli_cmd_query, "Run a query and print the data points"},
     {"scan", cli_cmd_scan, "Dump raw rows of the data table (--import, --delete)"},
     {"search", cli_cmd_search, "Search series and UIDs as /api/search does (no plugin)"},

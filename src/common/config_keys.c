@@ -44,6 +44,11 @@ const oct_config__key_t oct_config__keys[] = {
      * certificate chain and key (unset key: taken from the certificate file); with required,
      * plaintext is refused (docs/tls.md). */
     STR("tsd.network.tls.certificate", NULL),
+    /* octsdb's own: OpenSSL cipher lists (TLS 1.2 and 1.3; unset: OpenSSL's defaults) and a
+     * PEM CA bundle that makes client certificates required (docs/tls.md). */
+    STR("tsd.network.tls.ciphers", NULL),
+    STR("tsd.network.tls.ciphersuites", NULL),
+    STR("tsd.network.tls.client_ca", NULL),
     BOOL("tsd.network.tls.enable", "false"),
     STR("tsd.network.tls.key", NULL),
     ENUM("tsd.network.tls.min_version", "TLSv1.2", "TLSv1.2 TLSv1.3"),

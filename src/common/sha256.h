@@ -1,9 +1,12 @@
-/* sha256.h -- SHA-256 (FIPS 180-4), small and dependency-free.
+/* sha256.h -- SHA-256 (FIPS 180-4) and a constant-time compare, through
+ * OpenSSL's libcrypto (a dependency already, for TLS), so no hand-written
+ * digest code is kept.
  *
- * Used to store and check credentials (server/auth.c) without linking
- * OpenSSL: only digests of tokens and passwords are kept in memory and on
- * disk. Not meant for bulk hashing speed. All functions are pure and
- * thread-safe; a context belongs to one thread at a time. */
+ * Used for credential digests (server/auth.c: tokens, legacy sha256
+ * passwords, the verified-password memo) and the UI's ETags. All functions
+ * are thread-safe; a context belongs to one thread at a time. An allocation
+ * failure inside OpenSSL aborts (as xmalloc does): there is no sensible
+ * digest to return. */
 #ifndef OCT_COMMON_SHA256_H
 #define OCT_COMMON_SHA256_H
 
@@ -13,15 +16,13 @@
 #define OCT_SHA256_LEN 32
 
 typedef struct {
-    uint32_t h[8];
-    uint64_t total; /* bytes hashed so far */
-    uint8_t buf[64];
-    size_t n; /* bytes pending in buf */
+    void *md; /* OpenSSL's EVP_MD_CTX, owned until final */
 } oct_sha256_t;
 
 void oct_sha256_init(oct_sha256_t *c);
 void oct_sha256_update(oct_sha256_t *c, const void *data, size_t len);
-/* Writes the digest to out and leaves c unusable until the next init. */
+/* Writes the digest to out and frees c's state; c is unusable until the
+ * next init. */
 void oct_sha256_final(oct_sha256_t *c, uint8_t out[OCT_SHA256_LEN]);
 
 /* One-shot digest of data. */

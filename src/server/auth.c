@@ -26,6 +26,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <argon2.h>
+#include <crypt.h>
+#include <openssl/rand.h>
+
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/xmalloc.h"
@@ -39,11 +43,20 @@ typedef struct {
     uint8_t hash[OCT_SHA256_LEN]; /* SHA-256(salt || secret) */
     char salt[AUTH_SALT_MAX];
     size_t salt_len;
+    char *slow; /* a crypt(3) or Argon2 string (basic only), else NULL */
+    /* Under auth.memo_mu: SHA-256(memo key || password) of the last password
+     * the slow hash accepted, so a client sending the same Basic header on
+     * every request pays the slow hash once, not per request. */
+    int memo_ok;
+    uint8_t memo[OCT_SHA256_LEN];
 } auth_cred_t;
 
 struct auth {
     auth_cred_t *creds;
     size_t n;
+    size_t n_slow;
+    pthread_mutex_t memo_mu;
+    struct auth *retired_next; /* auth_retired's list */
 };
 
 /* ---- the file ---------------------------------------------------------- */
@@ -82,6 +95,50 @@ static int parse_digest(const char *s, size_t n, auth_cred_t *cr)
     return 0;
 }
 
+/* The schemes a Basic credential's slow hash may use: memory- or CPU-hard,
+ * salted. Older crypt(3) methods (DES, MD5) are refused: they are cheap to
+ * brute-force. Argon2 goes to libargon2, the rest to libcrypt (docs/auth.md). */
+static const char *const auth_crypt_prefixes[] = {"$y$", "$gy$", "$7$", "$2b$", "$2y$", "$6$"};
+
+static argon2_type auth_argon2_type(const char *s)
+{
+    if (!strncmp(s, "$argon2id$", 10)) return Argon2_id;
+    if (!strncmp(s, "$argon2i$", 9)) return Argon2_i;
+    if (!strncmp(s, "$argon2d$", 9)) return Argon2_d;
+    return (argon2_type)-1;
+}
+
+/* Stores a slow hash in cr, or returns why it is not acceptable. */
+static const char *parse_slow(const char *s, size_t n, auth_cred_t *cr)
+{
+    char *h = xmalloc(n + 1);
+    memcpy(h, s, n);
+    h[n] = 0;
+    const char *why = NULL;
+    if ((int)auth_argon2_type(h) >= 0) {
+        /* $argon2X$v=19$m=..,t=..,p=..$salt$hash: five fields after the name */
+        size_t dollars = 0;
+        for (size_t i = 0; i < n; i++)
+            dollars += h[i] == '$';
+        if (dollars != 5 || h[n - 1] == '$') why = "malformed Argon2 hash";
+    } else {
+        int known = 0;
+        for (size_t i = 0; i < sizeof auth_crypt_prefixes / sizeof *auth_crypt_prefixes; i++)
+            known |= !strncmp(h, auth_crypt_prefixes[i], strlen(auth_crypt_prefixes[i]));
+        if (!known)
+            why = "unsupported password hash (use Argon2 $argon2id$, yescrypt $y$, bcrypt $2b$ "
+                  "or sha512crypt $6$; `octsdb passwd` makes one)";
+        else if (crypt_checksalt(h) != CRYPT_SALT_OK)
+            why = "malformed or unsupported crypt(3) hash";
+    }
+    if (why) {
+        free(h);
+        return why;
+    }
+    cr->slow = h;
+    return NULL;
+}
+
 static int parse_role(const char *s, size_t n, auth_role_t *role)
 {
     if (n == 2 && !memcmp(s, "ro", 2))
@@ -93,9 +150,11 @@ static int parse_role(const char *s, size_t n, auth_role_t *role)
     return 0;
 }
 
+static auth_t *auth_new(void);
+
 int auth_parse(const char *text, size_t len, auth_t **out, oct_errbuf_t *eb)
 {
-    auth_t *a = xcalloc(1, sizeof *a);
+    auth_t *a = auth_new();
     size_t cap = 0;
     const char *p = text, *end = text + len;
     for (unsigned lineno = 1; p < end; lineno++) {
@@ -126,23 +185,40 @@ int auth_parse(const char *text, size_t len, auth_t **out, oct_errbuf_t *eb)
         auth_cred_t cr;
         memset(&cr, 0, sizeof cr);
         int bad = 0;
+        const char *why = NULL;
         if (wl[0] == 5 && !memcmp(w[0], "token", 5)) {
-            bad = nw != 3 || parse_digest(w[1], wl[1], &cr) || parse_role(w[2], wl[2], &cr.role);
+            if (nw == 3 && wl[1] && w[1][0] == '$')
+                why = "token digests are SHA-256 (a token is random: a slow hash would only slow "
+                      "every request)";
+            else
+                bad =
+                    nw != 3 || parse_digest(w[1], wl[1], &cr) || parse_role(w[2], wl[2], &cr.role);
         } else if (wl[0] == 5 && !memcmp(w[0], "basic", 5)) {
             cr.basic = 1;
-            bad = nw != 4 || parse_digest(w[2], wl[2], &cr) || parse_role(w[3], wl[3], &cr.role);
-            if (!bad) oct_sha256(w[1], wl[1], cr.user);
+            if (nw == 4 && wl[2] && w[2][0] == '$') {
+                bad = parse_role(w[3], wl[3], &cr.role);
+                if (!bad) why = parse_slow(w[2], wl[2], &cr);
+            } else {
+                bad =
+                    nw != 4 || parse_digest(w[2], wl[2], &cr) || parse_role(w[3], wl[3], &cr.role);
+            }
+            if (!bad && !why) oct_sha256(w[1], wl[1], cr.user);
         } else {
             auth_free(a);
             return oct_err(eb, OCT_ECONFIG, "line %u: expected 'token' or 'basic'", lineno);
+        }
+        if (why) {
+            auth_free(a);
+            return oct_err(eb, OCT_ECONFIG, "line %u: %s", lineno, why);
         }
         if (bad) {
             auth_free(a);
             return oct_err(eb, OCT_ECONFIG,
                            "line %u: expected 'token <sha256> <ro|rw>' or "
-                           "'basic <user> <sha256> <ro|rw>'",
+                           "'basic <user> <sha256 or password hash> <ro|rw>'",
                            lineno);
         }
+        a->n_slow += cr.slow != NULL;
         if (a->n == cap) {
             cap = cap ? 2 * cap : 8;
             a->creds = xrealloc(a->creds, cap * sizeof *a->creds);
@@ -181,9 +257,19 @@ int auth_load(const char *path, auth_t **out, oct_errbuf_t *eb)
     return 0;
 }
 
+static auth_t *auth_new(void)
+{
+    auth_t *a = xcalloc(1, sizeof *a);
+    pthread_mutex_init(&a->memo_mu, NULL);
+    return a;
+}
+
 void auth_free(auth_t *a)
 {
     if (!a) return;
+    for (size_t i = 0; i < a->n; i++)
+        free(a->creds[i].slow);
+    pthread_mutex_destroy(&a->memo_mu);
     free(a->creds);
     free(a);
 }
@@ -222,22 +308,106 @@ auth_role_t auth_check_token(const auth_t *a, const char *tok, size_t len)
     return (auth_role_t)role;
 }
 
-auth_role_t auth_check_basic(const auth_t *a, const char *user, size_t ulen, const char *pw,
+/* The key of the verified-password memo: random per process, so a memo
+ * entry is useless outside this process's memory. */
+static uint8_t auth_memo_key[32];
+static pthread_once_t auth_memo_once = PTHREAD_ONCE_INIT;
+
+static void auth_memo_key_init(void)
+{
+    if (RAND_bytes(auth_memo_key, sizeof auth_memo_key) != 1) {
+        /* Without a key the memo would be a plain SHA-256 of the password:
+         * still only in memory, but refuse to weaken it silently. */
+        oct_log_error("auth", "no random bytes for the password memo key; memo disabled");
+    }
+}
+
+static void auth_memo_of(const char *pw, size_t plen, uint8_t out[OCT_SHA256_LEN])
+{
+    oct_sha256_t c;
+    oct_sha256_init(&c);
+    oct_sha256_update(&c, auth_memo_key, sizeof auth_memo_key);
+    oct_sha256_update(&c, pw, plen);
+    oct_sha256_final(&c, out);
+}
+
+/* The slow check of one password against a stored crypt(3) or Argon2
+ * string. pw need not be NUL-terminated; a password holding a NUL byte
+ * never matches (neither scheme can have hashed it). */
+static int auth_slow_verify(const char *stored, const char *pw, size_t plen)
+{
+    if (memchr(pw, 0, plen)) return 0;
+    char *z = xmalloc(plen + 1);
+    memcpy(z, pw, plen);
+    z[plen] = 0;
+    int ok = 0;
+    argon2_type t = auth_argon2_type(stored);
+    if ((int)t >= 0) {
+        ok = argon2_verify(stored, z, plen, t) == ARGON2_OK;
+    } else {
+        struct crypt_data *cd = xcalloc(1, sizeof *cd);
+        const char *h = crypt_rn(z, stored, cd, (int)sizeof *cd);
+        size_t sl = strlen(stored);
+        ok = h && strlen(h) == sl && oct_ct_equal(h, stored, sl);
+        free(cd);
+    }
+    OPENSSL_cleanse(z, plen);
+    free(z);
+    return ok;
+}
+
+/* A slow-hash credential's check: the memo first, else the slow hash (and
+ * the memo is updated when it accepts). */
+static int auth_check_slow(auth_t *a, auth_cred_t *cr, const char *pw, size_t plen)
+{
+    uint8_t m[OCT_SHA256_LEN];
+    pthread_once(&auth_memo_once, auth_memo_key_init);
+    auth_memo_of(pw, plen, m);
+    pthread_mutex_lock(&a->memo_mu);
+    int hit = cr->memo_ok && oct_ct_equal(m, cr->memo, sizeof m);
+    pthread_mutex_unlock(&a->memo_mu);
+    if (hit) return 1;
+    if (!auth_slow_verify(cr->slow, pw, plen)) return 0;
+    pthread_mutex_lock(&a->memo_mu);
+    memcpy(cr->memo, m, sizeof m);
+    cr->memo_ok = 1;
+    pthread_mutex_unlock(&a->memo_mu);
+    return 1;
+}
+
+/* What an unknown user costs when slow hashes are in use, so the answer's
+ * time does not tell which user names exist. The hash is of a random
+ * password nobody knows, made with `octsdb passwd`'s default parameters. */
+static const char auth_dummy_hash[] = "$argon2id$v=19$m=19456,t=2,p=1$b2N0c2RiLWR1bW15LXNhbHQ$"
+                                      "zhpz1gWsJTFtpnoQsLDpD+ApzwtzQukcIHRxwAvAl7g";
+
+auth_role_t auth_check_basic(const auth_t *ac, const char *user, size_t ulen, const char *pw,
                              size_t plen)
 {
+    auth_t *a = (auth_t *)ac; /* only the memo (under memo_mu) changes */
     if (!a || ulen == 0) return AUTH_ROLE_NONE;
     unsigned role = AUTH_ROLE_NONE;
     uint8_t uh[OCT_SHA256_LEN], h[OCT_SHA256_LEN];
     oct_sha256(user, ulen, uh);
+    int slow_user = 0;
     for (size_t i = 0; i < a->n; i++) {
-        const auth_cred_t *cr = &a->creds[i];
+        auth_cred_t *cr = &a->creds[i];
         if (!cr->basic) continue;
-        salted(cr, pw, plen, h);
-        unsigned m =
-            (unsigned)(oct_ct_equal(uh, cr->user, sizeof uh) & oct_ct_equal(h, cr->hash, sizeof h));
+        unsigned um = (unsigned)oct_ct_equal(uh, cr->user, sizeof uh);
+        unsigned m;
+        if (cr->slow) {
+            /* user names are not secret; the slow hash runs for the named user only */
+            if (!um) continue;
+            slow_user = 1;
+            m = (unsigned)auth_check_slow(a, cr, pw, plen);
+        } else {
+            salted(cr, pw, plen, h);
+            m = um & (unsigned)oct_ct_equal(h, cr->hash, sizeof h);
+        }
         unsigned r = (unsigned)cr->role & (0u - m);
         role = r > role ? r : role;
     }
+    if (a->n_slow && !slow_user) (void)auth_slow_verify(auth_dummy_hash, pw, plen);
     return (auth_role_t)role;
 }
 
@@ -306,8 +476,10 @@ auth_role_t auth_check_header(const auth_t *a, const char *value)
 /* ---- the daemon's set -------------------------------------------------- */
 
 static pthread_mutex_t auth_mu = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int auth_state; /* 0 not yet read, 1 off, 2 on */
-static auth_t *auth_global;   /* written under auth_mu before auth_state = 2 */
+static atomic_int auth_state;         /* 0 not yet read, 1 off, 2 on */
+static _Atomic(auth_t *) auth_global; /* set under auth_mu before auth_state = 2 */
+static auth_t *auth_retired;          /* sets replaced by auth_reload, under auth_mu */
+static const char *auth_path_loaded;  /* the file auth_global came from, under auth_mu */
 
 int auth_init(const oct_config_t *cfg, oct_errbuf_t *eb)
 {
@@ -328,7 +500,8 @@ int auth_init(const oct_config_t *cfg, oct_errbuf_t *eb)
     }
     pthread_mutex_lock(&auth_mu);
     if (atomic_load_explicit(&auth_state, memory_order_relaxed) == 0) {
-        auth_global = a;
+        atomic_store_explicit(&auth_global, a, memory_order_release);
+        auth_path_loaded = xstrdup(path); /* kept for auth_reload, for the process' life */
         a = NULL;
         atomic_store_explicit(&auth_state, 2, memory_order_release);
     }
@@ -336,7 +509,8 @@ int auth_init(const oct_config_t *cfg, oct_errbuf_t *eb)
     if (a) {
         auth_free(a); /* loaded before: the first set stays (one TSD per process) */
     } else {
-        oct_log_info("auth", "authentication on: %zu credentials from %s", auth_global->n, path);
+        oct_log_info("auth", "authentication on: %zu credentials from %s", auth_count(auth_global),
+                     path);
     }
     return 0;
 }
@@ -345,7 +519,7 @@ const auth_t *auth_for(const tsd_ctx_t *tsd)
 {
     int st = atomic_load_explicit(&auth_state, memory_order_acquire);
     if (st == 1) return NULL;
-    if (st == 2) return auth_global;
+    if (st == 2) return atomic_load_explicit(&auth_global, memory_order_acquire);
     pthread_mutex_lock(&auth_mu);
     st = atomic_load_explicit(&auth_state, memory_order_relaxed);
     if (st == 0) {
@@ -368,13 +542,48 @@ const auth_t *auth_for(const tsd_ctx_t *tsd)
                 oct_log_info("auth", "authentication on: %zu credentials from %s",
                              a ? a->n : (size_t)0, path);
             }
-            auth_global = a ? a : xcalloc(1, sizeof *auth_global);
+            atomic_store_explicit(&auth_global, a ? a : auth_new(), memory_order_release);
+            auth_path_loaded = path ? xstrdup(path) : NULL;
             st = 2;
         }
         atomic_store_explicit(&auth_state, st, memory_order_release);
     }
     pthread_mutex_unlock(&auth_mu);
-    return st == 2 ? auth_global : NULL;
+    return st == 2 ? atomic_load_explicit(&auth_global, memory_order_acquire) : NULL;
+}
+
+int auth_reload(oct_errbuf_t *eb)
+{
+    pthread_mutex_lock(&auth_mu);
+    int rc = 0;
+    if (atomic_load_explicit(&auth_state, memory_order_relaxed) == 2 && auth_path_loaded) {
+        auth_t *a = NULL;
+        oct_errbuf_t le;
+        oct_errbuf_clear(&le);
+        rc = auth_load(auth_path_loaded, &a, &le);
+        if (!rc && !a->n) {
+            auth_free(a);
+            rc = oct_err(&le, OCT_ECONFIG, "'%s' holds no credentials", auth_path_loaded);
+        }
+        if (rc) {
+            oct_err(eb, rc,
+                    "tsd.core.authentication.credentials_file: %s (keeping the %zu "
+                    "credentials loaded before)",
+                    le.msg, auth_count(atomic_load_explicit(&auth_global, memory_order_relaxed)));
+        } else {
+            /* A request may still hold the old set: retire it, never free it
+             * while the process runs (reloads are rare; each costs one small
+             * set). */
+            auth_t *old = atomic_exchange_explicit(&auth_global, a, memory_order_acq_rel);
+            if (old) {
+                old->retired_next = auth_retired;
+                auth_retired = old;
+            }
+            oct_log_info("auth", "reloaded %zu credentials from %s", a->n, auth_path_loaded);
+        }
+    }
+    pthread_mutex_unlock(&auth_mu);
+    return rc;
 }
 
 /* ---- gates ------------------------------------------------------------- */
@@ -467,4 +676,69 @@ auth_telnet_t auth_telnet_line(const auth_t *a, auth_role_t *role, unsigned *fai
         return AUTH_TELNET_DONE;
     }
     return AUTH_TELNET_PASS;
+}
+
+/* ---- making credentials (octsdb passwd) -------------------------------- */
+
+/* Argon2id's cost: RFC 9106's second recommended option, lowered to the
+ * OWASP minimum for memory (19 MiB, 2 passes) because the TSD runs it on a
+ * request thread the first time a client presents its password. */
+#define AUTH_ARGON2_T     2
+#define AUTH_ARGON2_M_KIB 19456
+#define AUTH_ARGON2_P     1
+
+int auth_hash_password(auth_hash_scheme_t scheme, const char *pw, size_t plen, char *out,
+                       size_t cap, oct_errbuf_t *eb)
+{
+    if (memchr(pw, 0, plen)) return oct_err(eb, OCT_EINVAL, "the password holds a NUL byte");
+    if (scheme == AUTH_HASH_ARGON2ID) {
+        uint8_t salt[16];
+        if (RAND_bytes(salt, sizeof salt) != 1)
+            return oct_err(eb, OCT_EIO, "no random bytes for the salt");
+        int r = argon2id_hash_encoded(AUTH_ARGON2_T, AUTH_ARGON2_M_KIB, AUTH_ARGON2_P, pw, plen,
+                                      salt, sizeof salt, 32, out, cap);
+        if (r != ARGON2_OK) return oct_err(eb, OCT_EINVAL, "argon2: %s", argon2_error_message(r));
+        return 0;
+    }
+    char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+    if (!crypt_gensalt_rn("$y$", 0, NULL, 0, setting, (int)sizeof setting))
+        return oct_err(eb, OCT_EIO, "yescrypt: cannot make a salt: %s", strerror(errno));
+    char *z = xmalloc(plen + 1);
+    memcpy(z, pw, plen);
+    z[plen] = 0;
+    struct crypt_data *cd = xcalloc(1, sizeof *cd);
+    const char *h = crypt_rn(z, setting, cd, (int)sizeof *cd);
+    int rc = 0;
+    if (!h || h[0] == '*')
+        rc = oct_err(eb, OCT_EIO, "yescrypt: hashing failed");
+    else if (strlen(h) >= cap)
+        rc = oct_err(eb, OCT_EINVAL, "yescrypt: output buffer too small");
+    else
+        memcpy(out, h, strlen(h) + 1);
+    OPENSSL_cleanse(z, plen);
+    OPENSSL_cleanse(cd, sizeof *cd);
+    free(z);
+    free(cd);
+    return rc;
+}
+
+int auth_make_token(char token[AUTH_TOKEN_TEXT], char digest[2 * OCT_SHA256_LEN + 1],
+                    oct_errbuf_t *eb)
+{
+    uint8_t raw[32], d[OCT_SHA256_LEN];
+    if (RAND_bytes(raw, sizeof raw) != 1) return oct_err(eb, OCT_EIO, "no random bytes");
+    static const char hx[] = "0123456789abcdef";
+    for (size_t i = 0; i < sizeof raw; i++) {
+        token[2 * i] = hx[raw[i] >> 4];
+        token[2 * i + 1] = hx[raw[i] & 15];
+    }
+    token[2 * sizeof raw] = 0;
+    oct_sha256(token, 2 * sizeof raw, d);
+    for (size_t i = 0; i < sizeof d; i++) {
+        digest[2 * i] = hx[d[i] >> 4];
+        digest[2 * i + 1] = hx[d[i] & 15];
+    }
+    digest[2 * sizeof d] = 0;
+    OPENSSL_cleanse(raw, sizeof raw);
+    return 0;
 }

@@ -11,9 +11,14 @@
  *
  * where <digest> is the lower- or upper-case hex SHA-256 of the secret
  * (`printf %s "$secret" | sha256sum`), optionally written "sha256:<hex>",
- * or "sha256:<salt>:<hex>" for SHA-256(salt || secret). Only digests are
- * held in memory; every check hashes the presented secret and compares all
- * credentials in constant time.
+ * or "sha256:<salt>:<hex>" for SHA-256(salt || secret). A Basic password
+ * should instead be a slow, salted hash (docs/auth.md): Argon2
+ * ("$argon2id$...", libargon2) or a crypt(3) string of yescrypt ("$y$"),
+ * bcrypt ("$2b$") or sha512crypt ("$6$") (libcrypt); `octsdb passwd`
+ * makes one. Only digests are held in memory; SHA-256 checks compare all
+ * credentials in constant time; a slow hash runs once per distinct accepted
+ * password (then a keyed SHA-256 memo of it answers), and for an unknown
+ * user a dummy slow hash runs so the time does not reveal which users exist.
  *
  * HTTP: "Authorization: Bearer <token>" or "Basic <base64(user:password)>".
  * Telnet: `auth <token>` or `auth <user> <password>`; until then only
@@ -21,7 +26,8 @@
  * A read-only credential may not write (put, uid assignment, annotations,
  * meta changes, query deletes, dropcaches, diediedie).
  *
- * Threads: a loaded auth_t is immutable and may be shared by all threads. */
+ * Threads: a loaded auth_t may be shared by all threads (only its
+ * password memo changes, under its own lock). */
 #ifndef OCT_SERVER_AUTH_H
 #define OCT_SERVER_AUTH_H
 
@@ -79,6 +85,26 @@ const auth_t *auth_for(const tsd_ctx_t *tsd);
  * (OpenTSDB's error JSON plus WWW-Authenticate challenges). */
 int auth_http(const tsd_ctx_t *tsd, const http_request_t *req, http_response_t *resp,
               auth_role_t *role);
+
+/* Re-reads the daemon's credentials file (SIGHUP). On success the new set
+ * answers every later check (a request already holding the old set finishes
+ * with it; old sets are kept until exit). On failure the old set stays and
+ * OCT_ECONFIG/-errno with a message is returned. 0 and nothing done when
+ * authentication is off. Any thread. */
+int auth_reload(oct_errbuf_t *eb);
+
+typedef enum { AUTH_HASH_ARGON2ID = 0, AUTH_HASH_YESCRYPT = 1 } auth_hash_scheme_t;
+
+/* A new slow hash of a password (random salt) for a `basic` line, into out
+ * (NUL-terminated; 128 bytes are enough). Returns 0, or OCT_EINVAL/OCT_EIO
+ * with eb. */
+OCT_MUST_CHECK int auth_hash_password(auth_hash_scheme_t scheme, const char *pw, size_t plen,
+                                      char *out, size_t cap, oct_errbuf_t *eb);
+
+/* A new random bearer token (64 hex digits) and its SHA-256 digest (hex),
+ * for a `token` line. Returns 0 or OCT_EIO. */
+#define AUTH_TOKEN_TEXT 65
+OCT_MUST_CHECK int auth_make_token(char token[AUTH_TOKEN_TEXT], char digest[65], oct_errbuf_t *eb);
 
 /* Fills resp with the 403 a read-only credential gets on a write. */
 void auth_http_forbidden(http_response_t *resp);

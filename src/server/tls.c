@@ -105,7 +105,9 @@ typedef struct {
 } tls_thread_t;
 
 struct tsd_tls {
+    pthread_mutex_t ctx_mu; /* guards ctx: tls_reload swaps it */
     SSL_CTX *ctx;
+    const oct_config_t *cfg; /* borrowed: where tls_reload reads the files' names */
     int required;
     int64_t handshake_ms;
     tsd_ctx_t *tsd;
@@ -158,10 +160,46 @@ static int tls_check_readable(const char *key, const char *path, oct_errbuf_t *e
     return 0;
 }
 
-int tls_open(const oct_config_t *cfg, tsd_tls_t **out, oct_errbuf_t *eb)
+/* Optional settings that narrow the handshake: cipher lists and client
+ * certificates. Each failure names its key. */
+static int tls_ctx_options(const oct_config_t *cfg, SSL_CTX *ctx, oct_errbuf_t *eb)
+{
+    char why[256];
+    const char *ciphers = oct_config_get(cfg, "tsd.network.tls.ciphers");
+    const char *suites = oct_config_get(cfg, "tsd.network.tls.ciphersuites");
+    const char *ca = oct_config_get(cfg, "tsd.network.tls.client_ca");
+    if (ciphers && *ciphers && SSL_CTX_set_cipher_list(ctx, ciphers) != 1)
+        return oct_err(eb, OCT_ECONFIG, "tsd.network.tls.ciphers: no usable cipher in '%s': %s",
+                       ciphers, tls_ssl_reason(why, sizeof why));
+    if (suites && *suites && SSL_CTX_set_ciphersuites(ctx, suites) != 1)
+        return oct_err(eb, OCT_ECONFIG,
+                       "tsd.network.tls.ciphersuites: no usable TLS 1.3 suite in '%s': %s", suites,
+                       tls_ssl_reason(why, sizeof why));
+    if (ca && *ca) {
+        int rc = tls_check_readable("tsd.network.tls.client_ca", ca, eb);
+        if (rc) return rc;
+        STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(ca);
+        if (!names || SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
+            if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
+            return oct_err(eb, OCT_ECONFIG,
+                           "tsd.network.tls.client_ca: no CA certificate in '%s': %s", ca,
+                           tls_ssl_reason(why, sizeof why));
+        }
+        SSL_CTX_set_client_CA_list(ctx, names); /* takes names */
+        /* A client without a certificate signed by one of these CAs fails
+         * the handshake: there is no "optional" mode, which would let an
+         * unauthenticated client through silently. */
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+        SSL_CTX_set_verify_depth(ctx, 8);
+    }
+    return 0;
+}
+
+/* A server context from tsd.network.tls.*: certificate chain, key, and
+ * the protocol settings. */
+static int tls_build_ctx(const oct_config_t *cfg, SSL_CTX **out, oct_errbuf_t *eb)
 {
     *out = NULL;
-    if (!oct_config_get_bool(cfg, "tsd.network.tls.enable")) return 0;
     const char *cert = oct_config_get(cfg, "tsd.network.tls.certificate");
     const char *key = oct_config_get(cfg, "tsd.network.tls.key");
     const char *minv = oct_config_get(cfg, "tsd.network.tls.min_version");
@@ -212,22 +250,52 @@ int tls_open(const oct_config_t *cfg, tsd_tls_t **out, oct_errbuf_t *eb)
     } else if (SSL_CTX_use_PrivateKey(ctx, pkey) != 1) {
         rc = oct_err(eb, OCT_ECONFIG, "tsd.network.tls.key: cannot use '%s': %s", key,
                      tls_ssl_reason(why, sizeof why));
+    } else {
+        rc = tls_ctx_options(cfg, ctx, eb);
     }
     EVP_PKEY_free(pkey);
     if (rc) {
         SSL_CTX_free(ctx);
         return rc;
     }
+    *out = ctx;
+    return 0;
+}
 
+int tls_open(const oct_config_t *cfg, tsd_tls_t **out, oct_errbuf_t *eb)
+{
+    *out = NULL;
+    if (!oct_config_get_bool(cfg, "tsd.network.tls.enable")) return 0;
+    SSL_CTX *ctx;
+    int rc = tls_build_ctx(cfg, &ctx, eb);
+    if (rc) return rc;
     tsd_tls_t *t = xcalloc(1, sizeof *t);
     t->ctx = ctx;
+    t->cfg = cfg;
     t->required = oct_config_get_bool(cfg, "tsd.network.tls.required");
     int64_t to = oct_config_get_int(cfg, "tsd.core.socket.timeout");
     t->handshake_ms = to > 0 ? to * 1000 : TLS_HANDSHAKE_DEF_MS;
     pthread_mutex_init(&t->handoff_mu, NULL);
+    pthread_mutex_init(&t->ctx_mu, NULL);
     atomic_init(&t->stop, 0);
     atomic_init(&t->rr, 0);
     *out = t;
+    return 0;
+}
+
+int tls_reload(tsd_tls_t *t, oct_errbuf_t *eb)
+{
+    if (!t) return 0;
+    SSL_CTX *ctx;
+    int rc = tls_build_ctx(t->cfg, &ctx, eb);
+    if (rc) return rc;
+    /* Connections already set up hold a reference to the old context (SSL_new
+     * takes one), so freeing ours drops nothing in flight. */
+    pthread_mutex_lock(&t->ctx_mu);
+    SSL_CTX *old = t->ctx;
+    t->ctx = ctx;
+    pthread_mutex_unlock(&t->ctx_mu);
+    SSL_CTX_free(old);
     return 0;
 }
 
@@ -569,7 +637,9 @@ static void tls_take_pending(tls_thread_t *th, int64_t now, int stopping)
         c->next = th->head;
         if (th->head) th->head->prev = c;
         th->head = c;
+        pthread_mutex_lock(&th->parent->ctx_mu);
         c->ssl = SSL_new(th->parent->ctx);
+        pthread_mutex_unlock(&th->parent->ctx_mu);
         if (stopping || !c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
             ERR_clear_error();
             tls_close(th, c);
@@ -784,6 +854,7 @@ void tls_stop(tsd_tls_t *t)
     }
     free(t->threads);
     pthread_mutex_destroy(&t->handoff_mu);
+    pthread_mutex_destroy(&t->ctx_mu);
     SSL_CTX_free(t->ctx);
     free(t);
 }

@@ -25,8 +25,12 @@
  * to the inner end (whose owner releases it on close).
  *
  * Certificate and key are PEM files, loaded and checked at start-up
- * (tls_open), never at the first connection. Minimum protocol TLS 1.2
- * (tsd.network.tls.min_version can raise it to 1.3). */
+ * (tls_open), never at the first connection, and again by tls_reload
+ * (SIGHUP): new handshakes use the new ones, established connections keep
+ * theirs. Minimum protocol TLS 1.2 (tsd.network.tls.min_version can raise
+ * it to 1.3); tsd.network.tls.ciphers / .ciphersuites narrow the cipher
+ * choice; tsd.network.tls.client_ca requires client certificates signed by
+ * those CAs (docs/tls.md). */
 #ifndef OCT_SERVER_TLS_H
 #define OCT_SERVER_TLS_H
 
@@ -49,6 +53,13 @@ struct tsd_loops;
  * "tsd.network.tls.certificate: cannot load '/x.pem': ..."). No thread
  * is started. */
 OCT_MUST_CHECK int tls_open(const oct_config_t *cfg, tsd_tls_t **out, oct_errbuf_t *eb);
+
+/* Re-reads the certificate, key and CA files named by the configuration
+ * tls_open read (cfg must still be alive) and builds a new context; the
+ * next handshakes use it, established and handshaking connections keep
+ * the old one. On failure (OCT_ECONFIG naming the key, as tls_open) the old
+ * context stays. NULL is accepted (0). Any thread. */
+int tls_reload(tsd_tls_t *t, oct_errbuf_t *eb);
 
 /* 1 if plaintext connections must be refused (NULL: 0). */
 int tls_required(const tsd_tls_t *t);

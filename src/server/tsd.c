@@ -6,8 +6,10 @@
  * large log is replayed wait in the backlog instead of being refused.
  *
  * Threads: this one (the caller of tsd_run) accepts and waits for signals
- * in one poll: the listening socket, a signalfd for SIGTERM/SIGINT (blocked
- * in every thread, since the mask is set before any thread starts) and an
+ * in one poll: the listening socket, a signalfd for SIGTERM/SIGINT (stop)
+ * and SIGHUP (re-read the TLS certificate and key and the credentials file:
+ * tsd_reload) (blocked in every thread, since the mask is set before any
+ * thread starts) and an
  * eventfd that tsd_request_shutdown writes (`diediedie`). Accepted sockets
  * go to the worker loops (loop.c), which classify them.
  *
@@ -114,6 +116,21 @@ static int tsd_accept_all(tsd_ctx_t *t, listener_t *l, tsd_loops_t *loops, int64
     return 0;
 }
 
+/* SIGHUP: what can change without a restart (docs/service.md, "Reload").
+ * A file that fails to load is logged and its old contents stay in force. */
+static void tsd_reload(tsd_tls_t *tls)
+{
+    oct_log_info("tsd", "Received SIGHUP, re-reading certificates and credentials");
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    if (auth_reload(&eb)) oct_log_error("tsd", "reload: %s", eb.msg);
+    oct_errbuf_clear(&eb);
+    if (tls_reload(tls, &eb))
+        oct_log_error("tsd", "reload: %s (keeping the certificate loaded before)", eb.msg);
+    else if (tls)
+        oct_log_info("tsd", "reload: TLS certificate and key re-read");
+}
+
 static const char *tsd_signame(int sig)
 {
     return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "a signal";
@@ -141,6 +158,7 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, &old_mask);
     struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
     sigaction(SIGPIPE, &ign, &old_pipe);
@@ -233,8 +251,13 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
         if (pfd[0].revents & POLLIN) {
             struct signalfd_siginfo si;
             if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-                oct_log_info("tsd", "Received %s, shutting down", tsd_signame((int)si.ssi_signo));
-                atomic_store(&t->shutdown, 1);
+                if (si.ssi_signo == SIGHUP) {
+                    tsd_reload(tls);
+                } else {
+                    oct_log_info("tsd", "Received %s, shutting down",
+                                 tsd_signame((int)si.ssi_signo));
+                    atomic_store(&t->shutdown, 1);
+                }
             }
         }
         if (pfd[1].revents & POLLIN) {
