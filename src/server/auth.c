@@ -108,6 +108,18 @@ static argon2_type auth_argon2_type(const char *s)
     return (argon2_type)-1;
 }
 
+/* 1 if h is a whole hash, not just its setting ("$y$j9T$salt"): hashing
+ * anything with it as the setting gives a string as long as h. Costs one
+ * slow hash, once per credential at load. */
+static int auth_crypt_complete(const char *h)
+{
+    struct crypt_data *cd = xcalloc(1, sizeof *cd);
+    const char *o = crypt_rn("x", h, cd, (int)sizeof *cd);
+    int ok = o && o[0] == '$' && strlen(o) == strlen(h);
+    free(cd);
+    return ok;
+}
+
 /* Stores a slow hash in cr, or returns why it is not acceptable. */
 static const char *parse_slow(const char *s, size_t n, auth_cred_t *cr)
 {
@@ -128,7 +140,7 @@ static const char *parse_slow(const char *s, size_t n, auth_cred_t *cr)
         if (!known)
             why = "unsupported password hash (use Argon2 $argon2id$, yescrypt $y$, bcrypt $2b$ "
                   "or sha512crypt $6$; `octsdb passwd` makes one)";
-        else if (crypt_checksalt(h) != CRYPT_SALT_OK)
+        else if (crypt_checksalt(h) != CRYPT_SALT_OK || !auth_crypt_complete(h))
             why = "malformed or unsupported crypt(3) hash";
     }
     if (why) {

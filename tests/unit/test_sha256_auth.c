@@ -1,7 +1,12 @@
 /* test_sha256_auth.c -- SHA-256 against FIPS 180-4's examples and values
  * from coreutils' sha256sum, and the credentials file and Authorization
  * header parsing of server/auth.h (digests and base64 texts worked out with
- * sha256sum and base64, not with the code under test). */
+ * sha256sum and base64, not with the code under test). The slow password
+ * hashes were made with other tools: Debian's `argon2` (the reference
+ * implementation's CLI: `echo -n c4rol-pw | argon2 carolsalt1234567 -id -t 1
+ * -k 8192 -p 1 -l 32 -e`) and `mkpasswd -m yescrypt|bcrypt|sha512crypt|
+ * md5crypt` (package whois); what auth_hash_password makes is checked with
+ * libargon2's and libcrypt's own verify calls. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <argon2.h>
+#include <crypt.h>
+#include <openssl/evp.h>
 
 #include "common/sha256.h"
 #include "server/auth.h"
@@ -160,11 +169,125 @@ static void credentials_and_headers(void **state)
     auth_free(a);
 }
 
+static const char slow_creds[] =
+    "basic carol $argon2id$v=19$m=8192,t=1,p=1$Y2Fyb2xzYWx0MTIzNDU2Nw$"
+    "r2Y29nxbfeIapu11nUOGWcwWJMomGAJRe/ufeCiwNyA rw\n"
+    "basic dave $y$j9T$sgQ8cSzun90elP9HRv4U7/$vjM5DLqoSOGGdtlgx17BCNd9C8oqF28PhkKfpBPDbID ro\n"
+    "basic erin $2b$05$O1XlWU3mJ2AHxQbfTyjOquSgN3ldKhW.OUaESOmXeWuGvEdz.hf1. rw\n"
+    "basic frank "
+    "$6$55Om9TeN/EqbLBGd$mkl4IW6fdu.Px13Jl8RlU5fDGGYuiuZDOWJxc0y/fbklhuLli2anjZJFqhenVHA."
+    "oSJFvSNhMICpv232U9Nr00 ro\n"
+    "basic gina $argon2i$v=19$m=4096,t=1,p=1$Z2luYXNhbHQxMjM0NTY3OA$"
+    "Wabc/N70gcUUPTwc9X1qUsmxnXrFucBZ2guYwvKBBg4 rw\n"
+    /* the SHA-256 forms still work beside them: bob/pw */
+    "basic bob 30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ro\n";
+
+static auth_role_t basic(const auth_t *a, const char *u, const char *p)
+{
+    return auth_check_basic(a, u, strlen(u), p, strlen(p));
+}
+
+static void slow_password_hashes(void **state)
+{
+    (void)state;
+    auth_t *a = NULL;
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    assert_int_equal(auth_parse(slow_creds, strlen(slow_creds), &a, &eb), 0);
+    assert_int_equal(auth_count(a), 6);
+    for (int round = 0; round < 2; round++) { /* the second round answers from the memo */
+        assert_int_equal(basic(a, "carol", "c4rol-pw"), AUTH_ROLE_RW);
+        assert_int_equal(basic(a, "dave", "d4ve-pw"), AUTH_ROLE_RO);
+        assert_int_equal(basic(a, "erin", "er1n-pw"), AUTH_ROLE_RW);
+        assert_int_equal(basic(a, "frank", "fr4nk-pw"), AUTH_ROLE_RO);
+        assert_int_equal(basic(a, "gina", "g1na-pw"), AUTH_ROLE_RW);
+        assert_int_equal(basic(a, "bob", "pw"), AUTH_ROLE_RO);
+        /* wrong passwords, someone else's password, unknown users */
+        assert_int_equal(basic(a, "carol", "c4rol-pW"), AUTH_ROLE_NONE);
+        assert_int_equal(basic(a, "carol", "c4rol-pw "), AUTH_ROLE_NONE);
+        assert_int_equal(basic(a, "carol", "d4ve-pw"), AUTH_ROLE_NONE);
+        assert_int_equal(basic(a, "dave", ""), AUTH_ROLE_NONE);
+        assert_int_equal(basic(a, "zed", "c4rol-pw"), AUTH_ROLE_NONE);
+    }
+    /* a NUL inside the password never matches (crypt and argon2 stop there) */
+    assert_int_equal(auth_check_basic(a, "dave", 4, "d4ve-pw\0x", 9), AUTH_ROLE_NONE);
+    /* and the whole Authorization header: "carol:c4rol-pw" in base64 */
+    assert_int_equal(auth_check_header(a, "Basic Y2Fyb2w6YzRyb2wtcHc="), AUTH_ROLE_RW);
+    auth_free(a);
+
+    struct {
+        const char *line, *msg;
+    } bad[] = {
+        {"basic x $1$bI70Yfi/$Pc.ezvHyDfT9tuuzfgX/p. rw\n", "line 1: unsupported password hash"},
+        {"basic x $argon2id$v=19$m=8192,t=1,p=1$Y2Fyb2xzYWx0MTIzNDU2Nw rw\n",
+         "line 1: malformed Argon2 hash"},
+        {"basic x $y$j9T$ rw\n", "line 1: malformed or unsupported crypt(3) hash"},
+        {"token $y$j9T$sgQ8cSzun90elP9HRv4U7/$vjM5DLqoSOGGdtlgx17BCNd9C8oqF28PhkKfpBPDbID rw\n",
+         "line 1: token digests are SHA-256"},
+        {"basic x $y$j9T$sgQ8cSzun90elP9HRv4U7/$vjM5DLqoSOGGdtlgx17BCNd9C8oqF28PhkKfpBPDbID "
+         "admin\n",
+         "line 1: expected 'token <sha256> <ro|rw>'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        oct_errbuf_clear(&eb);
+        a = NULL;
+        assert_int_equal(auth_parse(bad[i].line, strlen(bad[i].line), &a, &eb), OCT_ECONFIG);
+        assert_null(a);
+        if (strncmp(eb.msg, bad[i].msg, strlen(bad[i].msg)))
+            fail_msg("%s: got '%s'", bad[i].msg, eb.msg);
+    }
+}
+
+static void making_credentials(void **state)
+{
+    (void)state;
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    char h[256];
+    assert_int_equal(auth_hash_password(AUTH_HASH_ARGON2ID, "s3cret pw", 9, h, sizeof h, &eb), 0);
+    assert_true(!strncmp(h, "$argon2id$v=19$m=19456,t=2,p=1$", 31));
+    assert_int_equal(argon2id_verify(h, "s3cret pw", 9), ARGON2_OK);
+    assert_int_not_equal(argon2id_verify(h, "s3cret pW", 9), ARGON2_OK);
+    char h2[256];
+    assert_int_equal(auth_hash_password(AUTH_HASH_ARGON2ID, "s3cret pw", 9, h2, sizeof h2, &eb), 0);
+    assert_string_not_equal(h, h2); /* a fresh salt each time */
+
+    assert_int_equal(auth_hash_password(AUTH_HASH_YESCRYPT, "s3cret pw", 9, h, sizeof h, &eb), 0);
+    assert_true(!strncmp(h, "$y$", 3));
+    struct crypt_data *cd = calloc(1, sizeof *cd);
+    assert_string_equal(crypt_r("s3cret pw", h, cd), h);
+    assert_string_not_equal(crypt_r("s3cret pW", h, cd), h);
+    free(cd);
+    assert_int_equal(auth_hash_password(AUTH_HASH_YESCRYPT, "a\0b", 3, h, sizeof h, &eb),
+                     OCT_EINVAL);
+
+    /* what octsdb passwd writes is accepted by the parser and the check */
+    char line[400], tok[AUTH_TOKEN_TEXT], dig[65];
+    assert_int_equal(auth_hash_password(AUTH_HASH_ARGON2ID, "pw1", 3, h, sizeof h, &eb), 0);
+    assert_int_equal(auth_make_token(tok, dig, &eb), 0);
+    assert_int_equal(strlen(tok), 64);
+    uint8_t d[32];
+    unsigned dn = 0;
+    assert_int_equal(EVP_Digest(tok, 64, d, &dn, EVP_sha256(), NULL), 1);
+    char dhex[65];
+    for (int i = 0; i < 32; i++)
+        sprintf(dhex + 2 * i, "%02x", d[i]);
+    assert_string_equal(dig, dhex);
+    snprintf(line, sizeof line, "basic ivy %s ro\ntoken sha256:%s rw\n", h, dig);
+    auth_t *a = NULL;
+    assert_int_equal(auth_parse(line, strlen(line), &a, &eb), 0);
+    assert_int_equal(basic(a, "ivy", "pw1"), AUTH_ROLE_RO);
+    assert_int_equal(auth_check_token(a, tok, 64), AUTH_ROLE_RW);
+    auth_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sha256_vectors),
         cmocka_unit_test(credentials_and_headers),
+        cmocka_unit_test(slow_password_hashes),
+        cmocka_unit_test(making_credentials),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
