@@ -1,5 +1,5 @@
 /* cmd_passwd.c -- `octsdb passwd`: makes a line for the credentials file
- * (server/auth.h, docs/auth.md), so nobody hashes passwords by hand.
+ * (server/auth.h, docs/reliability.md, "Access"), so nobody hashes passwords by hand.
  *
  *   octsdb passwd [--scheme=argon2id|yescrypt] [--role=rw|ro] USER
  *       reads the password (on a terminal: asked twice, not echoed; else

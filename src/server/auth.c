@@ -97,7 +97,7 @@ static int parse_digest(const char *s, size_t n, auth_cred_t *cr)
 
 /* The schemes a Basic credential's slow hash may use: memory- or CPU-hard,
  * salted. Older crypt(3) methods (DES, MD5) are refused: they are cheap to
- * brute-force. Argon2 goes to libargon2, the rest to libcrypt (docs/auth.md). */
+ * brute-force. Argon2 goes to libargon2, the rest to libcrypt (docs/reliability.md, "Access"). */
 static const char *const auth_crypt_prefixes[] = {"$y$", "$gy$", "$7$", "$2b$", "$2y$", "$6$"};
 
 static argon2_type auth_argon2_type(const char *s)

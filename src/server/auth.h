@@ -12,7 +12,7 @@
  * where <digest> is the lower- or upper-case hex SHA-256 of the secret
  * (`printf %s "$secret" | sha256sum`), optionally written "sha256:<hex>",
  * or "sha256:<salt>:<hex>" for SHA-256(salt || secret). A Basic password
- * should instead be a slow, salted hash (docs/auth.md): Argon2
+ * should instead be a slow, salted hash (docs/reliability.md, "Access"): Argon2
  * ("$argon2id$...", libargon2) or a crypt(3) string of yescrypt ("$y$"),
  * bcrypt ("$2b$") or sha512crypt ("$6$") (libcrypt); `octsdb passwd`
  * makes one. Only digests are held in memory; SHA-256 checks compare all
