@@ -257,7 +257,7 @@ static rocksdb_options_t *make_options(const store_options_t *o, rocksdb_cache_t
     rocksdb_options_set_level_compaction_dynamic_level_bytes(opts, 1);
     rocksdb_options_set_bytes_per_sync(opts, 1 << 20);
     rocksdb_options_set_max_total_wal_size(opts, 256ull << 20);
-    rocksdb_options_set_compression(opts, rocksdb_lz4_compression);
+    rocksdb_options_set_compression(opts, rocksdb_zstd_compression);
     rocksdb_options_set_bottommost_compression(opts, rocksdb_zstd_compression);
     /* RocksDB's info LOG lives in the data dir. Once one of its writes
      * fails (a full disk), the next message trips an assertion in RocksDB's
@@ -952,9 +952,11 @@ static int rdb_flush(store_t *base, oct_errbuf_t *eb)
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
     rocksdb_flushoptions_set_wait(fo, 1);
     int rc = 0;
-    for (int t = 0; t < STORE_TABLE_COUNT && !rc; t++) {
+    /* Every column family, RocksDB's "default" included: a log file is
+     * deleted only once no family still needs it. */
+    for (size_t i = 0; i < st->n_handles && !rc; i++) {
         char *err = NULL;
-        rocksdb_flush_cf(st->db, fo, st->cf[t], &err);
+        rocksdb_flush_cf(st->db, fo, st->handles[i], &err);
         if (err) rc = rdb_fail(eb, err, "flush");
     }
     rocksdb_flushoptions_destroy(fo);
