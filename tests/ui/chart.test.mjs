@@ -83,7 +83,7 @@ describe('chart', () => {
     // the y2 axis's ticks too
     const ticks = await page.evaluate(() => window.octsdbUI.plot.axes[2]._values);
     assert.ok(ticks.length > 1 && ticks.every(t => / [kMG]?B$/.test(t)), ticks.join('|'));
-    await page.screenshot({ path: join(outDir, 'y2-axis.png') });
+    await page.screenshot({ path: join(outDir, 'y2-axis.png'), fullPage: true });
     // log scale on y2 alone
     await page.click('#y2log');
     await page.waitForFunction(() => /&y2log/.test(location.hash) && window.octsdbUI.plot);
@@ -120,7 +120,7 @@ describe('chart', () => {
     assert.deepEqual(await rows(), expect);
     await hover(page, 3);
     assert.deepEqual((await rows()).map(r => r[1]), HOSTS.map(h => String(100 * h + 3)));
-    await page.screenshot({ path: join(outDir, 'legend-table.png') });
+    await page.screenshot({ path: join(outDir, 'legend-table.png'), fullPage: true });
     // a click hides, Ctrl+click shows one alone
     await page.click('.legend-table tbody tr:nth-child(1)');
     assert.deepEqual(await shown(page), [false, true, true]);

@@ -316,7 +316,7 @@ describe('web UI', () => {
     }));
     // the dark palette of style.css: --bg #12151c, --fg #e3e7ee
     assert.deepEqual(await colours(), { bg: 'rgb(18, 21, 28)', fg: 'rgb(227, 231, 238)', axis: '#e3e7ee' });
-    await page.screenshot({ path: join(outDir, 'groupby-dark.png') });
+    await page.screenshot({ path: join(outDir, 'groupby-dark.png'), fullPage: true });
     await page.click('#theme'); // auto -> light, whatever the system says
     assert.deepEqual(await colours(), { bg: 'rgb(255, 255, 255)', fg: 'rgb(29, 35, 48)', axis: '#1d2330' });
     await page.click('#theme'); // -> dark
@@ -331,6 +331,8 @@ describe('web UI', () => {
     await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user{host=*}`);
     const y = () => page.evaluate(() => [window.octsdbUI.plot.scales.y.min, window.octsdbUI.plot.scales.y.max]);
     assert.equal((await y())[0], 0, 'all values are positive: the axis starts at zero');
+    assert.equal(await page.$eval('#axes-box', d => d.open), false, 'no axis setting: folded away');
+    await page.click('#axes-box summary');
     await page.type('#ymin', '100');
     await page.type('#ymax', '1000');
     await graph(page);

@@ -72,6 +72,9 @@ export class QueryForm {
     }
     $(this.form, '#key').value = keyPos(st.key);
     $(this.form, '#legend-table').checked = st.legend === 'table';
+    // axis and legend settings in use are shown (never hidden by a redraw)
+    if (['range', 'label', 'format', 'log'].some(f => st['y' + f] || st['y2' + f]) || st.key !== '' || st.legend)
+      $(this.form, '#axes-box').open = true;
     $(this.form, '#utc').checked = !!st.utc;
     this.syncPickers(!!st.utc);
     this.box.replaceChildren();
