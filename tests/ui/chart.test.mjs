@@ -14,7 +14,9 @@ import { apiQuery, download, launchBrowser, legend, outDir, pageHelpers, put, st
 const HOSTS = [1, 2, 3], N = 30;
 const t0 = Math.floor(Date.now() / 60000) * 60 - (N + 1) * 60;
 const END = t0 + (N - 1) * 60;
-const NOTE_AT = t0 + 600;
+const NOTE_AT = t0 + 600; // a global note
+const SERIES_NOTE_AT = t0 + 300; // a note on web01's series
+let web01; // its TSUID
 const CPU = 'sum:sys.cpu.user{host=*}';
 
 let tsd, browser, newPage, open, graph;
@@ -33,6 +35,13 @@ before(async () => {
   const r = await fetch(`${tsd.base}/api/annotation`, { method: 'POST',
     body: JSON.stringify({ startTime: NOTE_AT, description: 'deploy 42' }) });
   assert.equal(r.status, 200);
+  // and one on web01's series alone
+  const look = await (await fetch(`${tsd.base}/api/search/lookup?m=sys.cpu.user{host=web01}`)).json();
+  assert.equal(look.results.length, 1);
+  web01 = look.results[0].tsuid;
+  const r2 = await fetch(`${tsd.base}/api/annotation`, { method: 'POST',
+    body: JSON.stringify({ startTime: SERIES_NOTE_AT, description: 'disk swap', tsuid: web01 }) });
+  assert.equal(r2.status, 200);
 });
 
 after(async () => {
@@ -132,7 +141,7 @@ describe('chart', () => {
     await page.close();
   });
 
-  test('annotations: the TSD\'s are drawn on the time axis; one made on the chart is stored', async () => {
+  test('annotations: the TSD\'s (global and a series\') are drawn on the time axis; one made on the chart is stored', async () => {
     const page = await newPage();
     await open(page, `start=${t0}&end=${END}&m=${CPU}`);
     assert.equal(page.queries.at(-1).searchParams.get('global_annotations'), 'true');
@@ -143,10 +152,10 @@ describe('chart', () => {
       return u.over.getBoundingClientRect().left + u.valToPos(tt, 'x');
     }, t);
     let ms = await markers();
-    assert.equal(ms.length, 1);
-    assert.equal(ms[0].t, NOTE_AT);
-    assert.match(ms[0].title, /deploy 42/);
-    assert.ok(Math.abs(ms[0].x - await xOf(NOTE_AT)) < 1, 'the marker is at its time');
+    assert.deepEqual(ms.map(m => m.t), [SERIES_NOTE_AT, NOTE_AT]);
+    assert.match(ms[0].title, new RegExp(`disk swap .*series ${web01}`));
+    assert.match(ms[1].title, /deploy 42/);
+    for (const m of ms) assert.ok(Math.abs(m.x - await xOf(m.t)) < 1, 'a marker is at its time');
     // make one: Annotate, a click at minute 20, a description, Save
     const at = t0 + 20 * 60;
     await page.click('#annotate');
@@ -165,7 +174,7 @@ describe('chart', () => {
     // a pixel is about 1.5 s here
     assert.ok(mine && Math.abs(mine.startTime - at) <= 3, JSON.stringify(notes));
     ms = await markers();
-    assert.deepEqual(ms.map(m => m.t), [NOTE_AT, mine.startTime]);
+    assert.deepEqual(ms.map(m => m.t), [SERIES_NOTE_AT, NOTE_AT, mine.startTime]);
     assert.equal(await page.$eval('#ann-form', f => f.hidden), true);
     await page.close();
   });

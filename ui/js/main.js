@@ -201,9 +201,8 @@ function fromFragment() {
   const st = parseFragment(location.hash.replace(/^#/, ''));
   const graphOf = s => formatFragment({ ...s, view: 'chart', page: 'graph' });
   // Back/Forward or a view switch over the same queries: no need to ask
-  // again (unless coming back to a graph that refreshes itself)
-  const back = cur && cur.page !== 'graph' && st.page === 'graph';
-  const onlyView = !wantRun && cur && results && graphOf(st) === graphOf(cur) && !(back && st.refresh > 0);
+  // again (another page drops the answer: the graph asks when shown again)
+  const onlyView = !wantRun && cur && results && graphOf(st) === graphOf(cur);
   wantRun = false;
   cur = st;
   showPage(st.page);
