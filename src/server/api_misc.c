@@ -9,6 +9,7 @@
  * is what an operator looking there wants to know. */
 #include <dirent.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "query/query.h"
 #include "server/api_int.h"
 #include "server/build_info.h"
+#include "tsdb/maint.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
@@ -155,6 +157,31 @@ void api_serializers(api_call_t *c)
     json_w_arr_end(&w);
 }
 
+/* The bytes the store holds, for tsd.storage.bytes. Asking costs a walk of
+ * the index on RADOS, and /api/stats is polled (the UI's status page,
+ * scrapers of /metrics): the answer is kept STORAGE_BYTES_TTL_MS per TSD.
+ * A store that cannot tell gives 0. */
+#define STORAGE_BYTES_TTL_MS 10000
+static uint64_t api_storage_bytes(tsd_ctx_t *tsd, int64_t now_ms)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static const tsd_ctx_t *for_tsd;
+    static int64_t at_ms;
+    static uint64_t bytes;
+    pthread_mutex_lock(&mu);
+    if (for_tsd != tsd || now_ms - at_ms >= STORAGE_BYTES_TTL_MS || now_ms < at_ms) {
+        oct_errbuf_t eb;
+        uint64_t b = 0;
+        if (tsdb_disk_usage(tsd->db, &b, &eb)) b = 0;
+        for_tsd = tsd;
+        at_ms = now_ms;
+        bytes = b;
+    }
+    uint64_t b = bytes;
+    pthread_mutex_unlock(&mu);
+    return b;
+}
+
 /* One stats entry; tag is "k=v" or "" (the host tag is always added). */
 static void api_stat_json(api_call_t *c, json_writer_t *w, int64_t now, const api_stat_t *st)
 {
@@ -189,7 +216,7 @@ size_t api_stats_collect(api_call_t *c, api_stat_t *out)
         TSD_COUNTER_MAP(TSD_CTR_NAME)
 #undef TSD_CTR_NAME
     };
-    _Static_assert(TSD_CTR_COUNT + 11 + 2 * CODEC_UID_N_KINDS <= API_STATS_MAX,
+    _Static_assert(TSD_CTR_COUNT + 12 + 2 * CODEC_UID_N_KINDS <= API_STATS_MAX,
                    "API_STATS_MAX too small");
     size_t n = 0;
 #define API_STAT(m, t, v, g) (out[n++] = (api_stat_t){(m), (t), (v), (g)})
@@ -213,6 +240,7 @@ size_t api_stats_collect(api_call_t *c, api_stat_t *out)
     API_STAT("tsd.wal.syncs", "", st.wal_syncs, 0);
     API_STAT("tsd.storage.blocks_flushed", "", st.blocks_flushed, 0);
     API_STAT("tsd.storage.flush_errors", "", st.flush_errors, 0);
+    API_STAT("tsd.storage.bytes", "", api_storage_bytes(c->tsd, oct_clock_wall_ms()), 1);
 
     /* OpenTSDB's UID usage: tsd.uid.ids-used / ids-available kind=<kind>. */
     uid_registry_t *u = tsdb_uids(c->tsd->db);

@@ -372,6 +372,8 @@ static int write_result(void *ctx, const exec_result_t *r)
         json_w_obj_end(w);
     }
     json_w_obj_end(w);
+    /* the points a query gave out: the status page's "points/s out" */
+    tsd_count(o->c->tsd, TSD_CTR_QUERY_DPS, r->n_dps);
     o->ser_ns += oct_clock_mono_ns() - t0;
     return 0;
 }

@@ -33,7 +33,8 @@ typedef enum { TSD_MODE_RW = 0, TSD_MODE_RO, TSD_MODE_WO } tsd_mode_t;
     XX(RPC_ERRORS_HTTP, "rpc.errors", "type=http")                                                 \
     XX(PUT_INVALID_VALUES, "rpc.errors", "type=invalid_values")                                    \
     XX(PUT_ILLEGAL_ARGUMENTS, "rpc.errors", "type=illegal_arguments")                              \
-    XX(PUT_UNKNOWN_METRICS, "rpc.errors", "type=unknown_metrics")
+    XX(PUT_UNKNOWN_METRICS, "rpc.errors", "type=unknown_metrics")                                  \
+    XX(QUERY_DPS, "query.datapoints", "type=emitted")
 
 typedef enum {
 #define TSD_CTR_ENUM(e, name, tag) TSD_CTR_##e,

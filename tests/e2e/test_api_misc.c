@@ -236,6 +236,23 @@ static void stats_endpoints(void **state)
     }
     assert_true(seen_put && seen_invalid && seen_ids);
     free(keep);
+    /* the points /api/query gave out: the two stored ones, once each */
+    v = get_json(&t, "/api/query?start=1356998400&end=1356998410&m=sum:s.m", &a, &keep);
+    assert_int_equal(v->type, JSON_ARRAY);
+    free(keep);
+    v = get_json(&t, "/api/stats", &a, &keep);
+    int seen_emitted = 0, seen_storage = 0;
+    for (json_value_t *e = v->child; e; e = e->next) {
+        json_value_t *m = json_obj_get(e, "metric"), *val = json_obj_get(e, "value"),
+                     *type = json_obj_get(json_obj_get(e, "tags"), "type");
+        if (json_str_eq(m, "tsd.query.datapoints") && json_str_eq(type, "emitted")) {
+            seen_emitted = 1;
+            assert_true(json_str_eq(val, "2"));
+        }
+        if (json_str_eq(m, "tsd.storage.bytes")) seen_storage = 1;
+    }
+    assert_true(seen_emitted && seen_storage);
+    free(keep);
     AC_EXPECT(&t, "GET", "/api/stats/query", NULL, 200, "{\"running\":[],\"completed\":[]}");
     v = get_json(&t, "/api/stats/threads", &a, &keep);
     assert_int_equal(v->type, JSON_ARRAY);

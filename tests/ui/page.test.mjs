@@ -2,11 +2,9 @@
 // with known data. Expectations come from the data written here (hand
 // arithmetic) or from /api directly, never from the page's own code.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { apiQuery, launchBrowser, outDir, put, startTsd } from './lib.mjs';
+import { apiQuery, download, launchBrowser, legend, outDir, pageHelpers, put, startTsd } from './lib.mjs';
 
 // 3 hosts x 2 cpus, one point a minute for 30 minutes ending a minute ago:
 // sys.cpu.user{host=web0<h>,cpu=<c>} at t0+60j is 100h + 10c + j, so
@@ -19,42 +17,7 @@ const METRICS = ['sys.cpu.user', 'sys.cpu.system', 'sys.mem.free', 'proc.loadavg
 let tsd, browser;
 const pageErrors = [];
 
-async function newPage(opts = {}) {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 1200, height: 800 });
-  if (opts.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
-  page.on('pageerror', e => pageErrors.push(`${page.url()}: ${e.message}`));
-  page.on('console', m => {
-    // a 400 from the API is logged by the browser itself; anything else
-    // (a CSP refusal, an exception, a missing file) is a failure
-    if (m.type() === 'error' && !/status of 400/.test(m.text())) pageErrors.push(`${page.url()}: console: ${m.text()}`);
-  });
-  page.queries = [];
-  page.suggests = [];
-  page.on('request', r => {
-    const u = new URL(r.url());
-    if (u.pathname === '/api/query') page.queries.push(u);
-    if (u.pathname === '/api/suggest') page.suggests.push(u);
-  });
-  return page;
-}
-
-// Opens the fragment and waits until its query has been drawn or refused.
-async function open(page, frag) {
-  await page.goto(`${tsd.base}/${frag ? '#' + frag : ''}`);
-  await page.waitForFunction(() => window.octsdbUI && window.octsdbUI.runs > 0, { timeout: 10000 });
-}
-
-// Submits the form and waits for that query to finish.
-async function graph(page) {
-  const runs = await page.evaluate(() => window.octsdbUI.runs);
-  await page.click('#graph');
-  await page.waitForFunction(n => window.octsdbUI.runs > n, { timeout: 10000 }, runs);
-}
-
-// The legend as {label: valueText}, and the series' labels in order.
-const legend = page => page.$$eval('.u-legend .u-series', rows => rows.slice(1).map(r =>
-  [r.querySelector('.u-label').textContent, r.querySelector('.u-value').textContent]));
+let newPage, open, graph;
 
 // The form as the user sees it.
 const formValues = page => page.$$eval('fieldset.query', fss => fss.map(fs => ({
@@ -69,6 +32,7 @@ const formValues = page => page.$$eval('fieldset.query', fss => fss.map(fs => ({
 
 before(async () => {
   [tsd, browser] = await Promise.all([startTsd('page'), launchBrowser()]);
+  ({ newPage, open, graph } = pageHelpers(browser, tsd.base, pageErrors));
   const pts = [];
   for (const h of HOSTS)
     for (const c of CPUS)
@@ -245,11 +209,16 @@ describe('web UI', () => {
       assert.equal(vals.length, N - 1);
       for (const v of vals) assert.ok(Math.abs(v - 2 / 60) < 1e-9, `rate ${v}`);
     }
-    // ylog is OpenTSDB's log scale; its other keys survive a round trip
+    // ylog is OpenTSDB's log scale, key=out right its legend beside the
+    // chart; the o= (no options) is read, its other keys survive a round trip
     assert.equal(await page.evaluate(() => window.octsdbUI.plot.scales.y.distr), 3);
     assert.equal(await page.$eval('#ylog', c => c.checked), true);
+    assert.equal(await page.$eval('#key', s => s.value), 'right');
+    const [chartBox, legendBox] = await page.evaluate(() => [window.octsdbUI.plot.over, document.querySelector('.u-legend')]
+      .map(e => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right }; }));
+    assert.ok(legendBox.left >= chartBox.right, 'the legend is right of the chart');
     await graph(page);
-    assert.match(page.url(), /&ylog&o=&key=out%20right&wxh=800x600$/);
+    assert.match(page.url(), /&ylog&key=out%20right&wxh=800x600$/);
     await page.close();
   });
 
@@ -347,7 +316,7 @@ describe('web UI', () => {
     }));
     // the dark palette of style.css: --bg #12151c, --fg #e3e7ee
     assert.deepEqual(await colours(), { bg: 'rgb(18, 21, 28)', fg: 'rgb(227, 231, 238)', axis: '#e3e7ee' });
-    await page.screenshot({ path: join(outDir, 'groupby-dark.png') });
+    await page.screenshot({ path: join(outDir, 'groupby-dark.png'), fullPage: true });
     await page.click('#theme'); // auto -> light, whatever the system says
     assert.deepEqual(await colours(), { bg: 'rgb(255, 255, 255)', fg: 'rgb(29, 35, 48)', axis: '#1d2330' });
     await page.click('#theme'); // -> dark
@@ -362,6 +331,8 @@ describe('web UI', () => {
     await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user{host=*}`);
     const y = () => page.evaluate(() => [window.octsdbUI.plot.scales.y.min, window.octsdbUI.plot.scales.y.max]);
     assert.equal((await y())[0], 0, 'all values are positive: the axis starts at zero');
+    assert.equal(await page.$eval('#axes-box', d => d.open), false, 'no axis setting: folded away');
+    await page.click('#axes-box summary');
     await page.type('#ymin', '100');
     await page.type('#ymax', '1000');
     await graph(page);
@@ -463,14 +434,7 @@ describe('web UI', () => {
     await page.waitForFunction(() => !document.getElementById('json').hidden);
     assert.deepEqual(JSON.parse(await page.$eval('#json', e => e.textContent)), api);
     // the CSV as the user gets it: a download
-    const dl = mkdtempSync(join(tmpdir(), 'octsdb-ui-dl-'));
-    const cdp = await page.createCDPSession();
-    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dl });
-    await page.click('#csv');
-    const file = join(dl, 'octsdb.csv');
-    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise(r => setTimeout(r, 50));
-    const csv = readFileSync(file, 'utf8');
-    rmSync(dl, { recursive: true, force: true });
+    const csv = (await download(page, '#csv', 'octsdb.csv')).toString('utf8');
     const lines = csv.trim().split('\n');
     assert.equal(lines[0], 'timestamp,' + HOSTS.map(h => `sys.cpu.user{host=web0${h}}`).join(','));
     assert.equal(lines.length, N + 1);

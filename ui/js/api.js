@@ -4,13 +4,14 @@
 
 export class ApiError extends Error {}
 
-async function getJSON(path, params, signal) {
+async function getJSON(path, params, signal, post) {
   const qs = new URLSearchParams();
   for (const [k, v] of params) qs.append(k, v);
   const url = qs.toString() ? `${path}?${qs}` : path;
   let resp;
   try {
-    resp = await fetch(url, { signal, headers: { Accept: 'application/json' } });
+    resp = await fetch(url, post === undefined ? { signal, headers: { Accept: 'application/json' } }
+      : { signal, method: 'POST', headers: { Accept: 'application/json' }, body: JSON.stringify(post) });
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     throw new ApiError(`The TSD did not answer (${e.message})`);
@@ -26,8 +27,8 @@ async function getJSON(path, params, signal) {
   return body;
 }
 
-export function suggest(type, q, signal) {
-  return getJSON('api/suggest', [['type', type], ['q', q], ['max', '25']], signal);
+export function suggest(type, q, signal, max = 25) {
+  return getJSON('api/suggest', [['type', type], ['q', q], ['max', String(max)]], signal);
 }
 
 export function aggregators() {
@@ -38,11 +39,48 @@ export function version() {
   return getJSON('api/version', []);
 }
 
+// The filter types the TSD knows: {name: {description, examples}}.
+export function filters() {
+  return getJSON('api/config/filters', []);
+}
+
+export function stats() {
+  return getJSON('api/stats', []);
+}
+
+// The recent log lines, newest first: "seconds\tlevel\tthread\tcomponent\tmessage".
+export function logs() {
+  return getJSON('logs', [['json', '']]);
+}
+
+// Every series of a metric: {totalResults, results: [{tsuid, metric, tags}]}.
+export function lookup(metric, limit) {
+  return getJSON('api/search/lookup', [['m', metric], ['limit', String(limit)]]);
+}
+
+// UIDs by name (a glob) and kind ('' any): {totalResults, results: [UIDMeta]}.
+export function searchUids(name, kind, limit) {
+  return getJSON('api/search/uidmeta', [['query', `name:${name}${kind ? ' type:' + kind : ''}`], ['limit', String(limit)]]);
+}
+
+// One UID's meta (its name): kind is metric, tagk or tagv.
+export function uidmeta(uid, kind) {
+  return getJSON('api/uid/uidmeta', [['uid', uid], ['type', kind]]);
+}
+
+// Stores a note: {startTime, description[, tsuid]}; answers it as stored.
+export function annotate(note) {
+  return getJSON('api/annotation', [], undefined, note);
+}
+
 // ms is the m= strings (formatM); the answer is /api/query's array, each
 // series' dps as [[timestamp, value], ...] in time order (arrays=true:
-// reading an object of 166 K numeric keys cost the page 400 ms).
-export function query(start, end, ms, signal) {
-  const p = [['start', start || '1h-ago'], ['arrays', 'true']];
+// reading an object of 166 K numeric keys cost the page 400 ms), with the
+// global annotations of the range. showQuery adds each series' query (its
+// index: which m= it answers).
+export function query(start, end, ms, signal, showQuery = false) {
+  const p = [['start', start || '1h-ago'], ['arrays', 'true'], ['global_annotations', 'true']];
+  if (showQuery) p.push(['show_query', 'true']);
   if (end) p.push(['end', end]);
   for (const m of ms) p.push(['m', m]);
   return getJSON('api/query', p, signal);

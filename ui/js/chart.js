@@ -1,9 +1,15 @@
-// chart.js -- /api/query's answer drawn with uPlot: one line per series,
-// the legend naming each by metric and tags, values at the cursor.
+// chart.js -- /api/query's answer drawn with uPlot: one line per series on
+// the left (y) or right (y2) axis, the legend naming each by metric and
+// tags with values at the cursor (below, above or right of the chart, or a
+// table with each series' last/min/max/average), annotations as markers on
+// the time axis.
 import uPlot from '../vendor/uplot/uPlot.esm.js';
-import { parseRange } from './state.js';
+import { drawAnnotations, placeMarkers } from './annotate.js';
+import { fmtValue, fmtWith } from './format.js';
+import { keyPos, parseRange } from './state.js';
+import { LegendTable } from './legend_table.js';
 
-const PALETTE = ['#2f7ed8', '#e4572e', '#29a35a', '#9b59b6', '#f0a202', '#17becf', '#d62790',
+export const PALETTE = ['#2f7ed8', '#e4572e', '#29a35a', '#9b59b6', '#f0a202', '#17becf', '#d62790',
   '#7f7f7f', '#8c564b', '#bcbd22', '#1f3a93', '#c0392b'];
 
 // "sys.cpu.user{host=web01,cpu=0}" -- the tags sorted, as the API's are not.
@@ -46,15 +52,17 @@ export function toColumns(results) {
   return cols;
 }
 
-// The y scale: log or linear; the range's given sides fixed, the others
-// from the data, with linear ones starting at zero when no value is below.
-function yScale(axes) {
-  const [lo, hi] = parseRange(axes.yrange);
-  const log = !!axes.ylog;
+// A y scale (a = 'y' or 'y2'): log or linear; the range's given sides
+// fixed, the others from the data, with linear ones starting at zero when
+// no value is below (OpenTSDB's yrange=[0:] is the common way to ask).
+function yScale(st, a) {
+  const log = !!st[a + 'log'];
+  // a log axis cannot reach zero or below: such a bound is left to the data
+  const [lo, hi] = parseRange(st[a + 'range']).map(v => (log && v !== null && v <= 0 ? null : v));
   return {
     distr: log ? 3 : 1,
     range: (u, dmin, dmax) => {
-      if (dmin == null) return [lo ?? 0, hi ?? 1];
+      if (dmin == null) return [lo ?? (log ? 1 : 0), hi ?? (log ? 10 : 1)];
       const [amin, amax] = log ? uPlot.rangeLog(dmin, dmax, 10, true)
         : uPlot.rangeNum(dmin >= 0 ? 0 : dmin, dmax, 0.1, true);
       return [lo ?? amin, hi ?? amax];
@@ -62,22 +70,22 @@ function yScale(axes) {
   };
 }
 
-function fmtValue(v) {
-  if (v == null || Number.isNaN(v)) return '–';
-  return Math.abs(v) >= 1e6 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(4) : String(+v.toPrecision(7));
-}
-
 function cssVar(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 }
 
 export class Chart {
-  // onZoom(minSeconds, maxSeconds): called when the user drags a range.
+  // onZoom(minSeconds, maxSeconds): called when the user drags a range;
+  // onPick(seconds): a click on the plot while picking (annotate.js).
   constructor(el, onZoom) {
     this.el = el;
     this.onZoom = onZoom;
+    this.onPick = null;
     this.plot = null;
     this.last = null;
+    this.st = {};
+    this.seriesAxis = [];
+    this.table = null;
     this.drawMs = null; // the last draw: data to painted canvas, in ms
     new ResizeObserver(() => {
       if (this.plot) this.plot.setSize(this.size());
@@ -85,12 +93,15 @@ export class Chart {
   }
 
   size() {
-    return { width: Math.max(300, this.el.clientWidth), height: Math.max(240, Math.round(window.innerHeight * 0.5)) };
+    // a legend to the right takes its share of the width (style.css)
+    const w = this.el.clientWidth * (keyPos(this.st.key) === 'right' && this.st.legend !== 'table' ? 0.7 : 1);
+    return { width: Math.max(300, Math.floor(w)), height: Math.max(240, Math.round(window.innerHeight * 0.5)) };
   }
 
   clear(message) {
     if (this.plot) this.plot.destroy();
     this.plot = null;
+    this.table = null;
     this.el.replaceChildren();
     if (message) {
       const p = document.createElement('p');
@@ -100,22 +111,40 @@ export class Chart {
     }
   }
 
-  // results: /api/query's array (all queries concatenated); axes: {yrange
-  // ('[min:max]'), ylog, utc} from the page's state.
-  draw(results, axes = this.axes || {}) {
+  // results: /api/query's array (all queries concatenated); st: the page's
+  // state (axes, key, legend, utc); seriesAxis[i]: 'y' or 'y2' for
+  // results[i].
+  draw(results, st = this.st, seriesAxis = this.seriesAxis) {
     this.last = results;
-    this.axes = axes;
+    this.st = st;
+    this.seriesAxis = seriesAxis;
     if (!results.length) {
       this.clear('No data for this query in this time range.');
       return;
     }
-    const fg = cssVar('--fg'), grid = cssVar('--grid'), bg = cssVar('--bg');
+    const fg = cssVar('--fg'), grid = cssVar('--grid'), bg = cssVar('--bg'), accent = cssVar('--accent');
     const axis = { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid } };
+    const onY2 = i => seriesAxis[i] === 'y2';
+    const hasY2 = results.some((r, i) => onY2(i));
+    const hasY = results.some((r, i) => !onY2(i));
+    const yAxis = (a, side) => ({
+      ...axis,
+      scale: a,
+      side,
+      size: 64,
+      label: st[a + 'label'] || undefined,
+      labelSize: st[a + 'label'] ? 22 : 0,
+      values: (u, vals) => vals.map(v => fmtWith(st[a + 'format'], v)),
+      ...(side === 1 && hasY ? { grid: { show: false } } : {}),
+    });
+    const pos = keyPos(st.key);
+    const tableLegend = st.legend === 'table';
+    const annotations = collectAnnotations(results);
     const opts = {
       ...this.size(),
-      scales: { x: { time: true }, y: yScale(axes) },
-      ...(axes.utc ? { tzDate: ts => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC') } : {}),
-      axes: [{ ...axis }, { ...axis, size: 60, values: (u, vals) => vals.map(fmtValue) }],
+      scales: { x: { time: true }, y: yScale(st, 'y'), ...(hasY2 ? { y2: yScale(st, 'y2') } : {}) },
+      ...(st.utc ? { tzDate: ts => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC') } : {}),
+      axes: [{ ...axis }, ...(hasY || !hasY2 ? [yAxis('y', 3)] : []), ...(hasY2 ? [yAxis('y2', 1)] : [])],
       // a drag selects a range; the page re-queries it (setScale off: the
       // new range comes back from the TSD, not from zooming stale data)
       cursor: { drag: { x: true, y: false, setScale: false } },
@@ -126,16 +155,23 @@ export class Chart {
           u.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
           if (this.onZoom) this.onZoom(u.posToVal(left, 'x'), u.posToVal(left + width, 'x'));
         }],
+        draw: [u => {
+          drawAnnotations(u, annotations, accent);
+          placeMarkers(u, annotations);
+        }],
+        setCursor: [u => { if (this.table) this.table.cursor(u.cursor.idx); }],
+        setSeries: [u => { if (this.table) this.table.shown(); }],
       },
-      legend: { live: true },
+      legend: { live: true, show: pos !== 'none' && !tableLegend },
       series: [
         { label: 'time' },
         ...results.map((r, i) => ({
           label: seriesLabel(r),
+          scale: onY2(i) ? 'y2' : 'y',
           stroke: PALETTE[i % PALETTE.length],
           width: 1.5,
           spanGaps: false,
-          value: (u, v) => fmtValue(v),
+          value: (u, v) => fmtWith(st[(onY2(i) ? 'y2' : 'y') + 'format'], v),
           points: { fill: bg },
         })),
       ],
@@ -143,10 +179,17 @@ export class Chart {
     const t0 = performance.now();
     this.drawMs = null;
     this.clear();
+    this.el.dataset.key = tableLegend ? 'table' : pos;
     const cols = toColumns(results);
     // a log axis has no place for zero or less: those points are gaps
-    if (axes.ylog) for (const c of cols.slice(1)) c.forEach((v, i) => { if (v !== null && v <= 0) c[i] = null; });
+    cols.slice(1).forEach((c, i) => {
+      if (st[onY2(i) ? 'y2log' : 'ylog']) c.forEach((v, j) => { if (v !== null && v <= 0) c[j] = null; });
+    });
     this.plot = new uPlot(opts, cols, this.el);
+    this.plot.over.addEventListener('click', e => {
+      if (this.onPick && this.plot) this.onPick(this.plot.posToVal(e.offsetX, 'x'));
+    });
+    if (tableLegend && pos !== 'none') this.table = new LegendTable(this.el, this.plot, v => fmtValue(v));
     // uPlot paints before the next frame: the time to it is the draw's cost
     requestAnimationFrame(() => { this.drawMs = performance.now() - t0; });
   }
@@ -155,4 +198,13 @@ export class Chart {
   restyle() {
     if (this.last && this.plot) this.draw(this.last);
   }
+}
+
+// The notes of every series and the global ones, each once, time-ordered.
+function collectAnnotations(results) {
+  const seen = new Map();
+  for (const r of results)
+    for (const a of [...(r.annotations || []), ...(r.globalAnnotations || [])])
+      seen.set(`${a.tsuid || ''}\u0000${a.startTime}\u0000${a.description}`, a);
+  return [...seen.values()].sort((a, b) => a.startTime - b.startTime);
 }

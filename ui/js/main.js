@@ -1,9 +1,15 @@
 // main.js -- wires the page: the fragment is the state; the form edits it;
 // each change of the fragment (Graph, a zoom, Back, a pasted link) redraws.
 import * as api from './api.js';
+import { Annotator } from './annotate.js';
 import { Chart } from './chart.js';
+import { downloadPNG } from './export.js';
+import { ExplorePage } from './explore.js';
+import { checkFormat } from './format.js';
 import { QueryForm } from './form.js';
-import { formatFragment, formatM, parseFragment } from './state.js';
+import { LogsPage, StatusPage } from './status.js';
+import { autoInterval, formatFragment, formatM, KEY_STRINGS, keyPos, PAGES, parseFragment, parseTime } from './state.js';
+import { UidPage } from './uids.js';
 import { renderJSON, renderTable, toCSV } from './views.js';
 
 const $ = id => document.getElementById(id);
@@ -48,7 +54,7 @@ function showView() {
   if (view === 'table') renderTable($('table'), results);
   if (view === 'json') renderJSON($('json'), results);
   // the chart is always drawn (its size needs it visible: redraw on return)
-  if (view === 'chart' && chart.last !== results) chart.draw(results, cur);
+  if (view === 'chart' && chart.last !== results) chart.draw(results, cur, seriesAxes(cur, results));
 }
 
 // ---- query history: the last HISTORY_MAX fragments that answered, newest
@@ -79,6 +85,28 @@ showHistory();
 function setResults(r) {
   results = r;
   $('csv').hidden = !(r && r.length);
+  $('png').hidden = $('annotate').hidden = !(r && r.length);
+}
+
+$('png').addEventListener('click', () => { if (chart.plot) downloadPNG(chart.plot); });
+new Annotator(chart, { button: $('annotate'), form: $('ann-form'), time: $('ann-time'), text: $('ann-text') },
+  () => { if (cur) run(cur); }, showError);
+
+// The m= strings sent for st: an auto downsample interval becomes the one
+// that gives about a point per pixel of the chart over the range.
+function requestMs(st) {
+  const now = Math.floor(Date.now() / 1000);
+  const start = parseTime(st.start || '1h-ago', now, st.utc), end = parseTime(st.end, now, st.utc);
+  const span = start !== null && end !== null && end > start ? end - start : 3600;
+  return st.queries.map(q => formatM(q.dsInterval === 'auto' ? { ...q, dsInterval: autoInterval(span, chart.size().width) } : q));
+}
+
+// Which axis each series of the answer goes on: its query's (the answer
+// names its query when asked to, which is only needed when they differ).
+function seriesAxes(st, r) {
+  const axes = st.queries.map(q => q.axis || 'y');
+  if (axes.every(a => a === axes[0])) return r.map(() => axes[0]);
+  return r.map(s => axes[s.query ? s.query.index : 0] || 'y');
 }
 
 // The CSV is made when asked for (at 166 K points it costs a draw's time):
@@ -92,7 +120,16 @@ $('csv').addEventListener('click', () => {
 async function run(st) {
   if (inflight) inflight.abort();
   clearTimeout(timer);
-  const ms = st.queries.map(formatM);
+  const ms = requestMs(st);
+  const mixed = new Set(st.queries.map(q => q.axis || 'y')).size > 1;
+  const badFormat = checkFormat(st.yformat || '') || checkFormat(st.y2format || '');
+  if (badFormat) {
+    chart.clear();
+    setResults(null);
+    showError(badFormat);
+    ui.runs++;
+    return;
+  }
   if (!ms.length) {
     chart.clear();
     setResults(null);
@@ -113,11 +150,12 @@ async function run(st) {
     $('status').textContent = 'cancelled';
   };
   try {
-    const r = await api.query(st.start, st.end, ms, ctl.signal);
+    const r = await api.query(st.start, st.end, ms, ctl.signal, mixed);
     showError('');
     setResults(r);
-    remember(formatFragment({ ...st, view: 'chart' }));
-    if (st.view === 'chart') chart.draw(r, st);
+    remember(formatFragment({ ...st, view: 'chart', page: 'graph' }));
+    ui.sent = ms;
+    if (st.view === 'chart') chart.draw(r, st, seriesAxes(st, r));
     showView();
     const points = r.reduce((n, s) => n + s.dps.length, 0);
     $('status').textContent = `${r.length} series, ${points} points, ${Math.round(performance.now() - t0)} ms`;
@@ -141,13 +179,33 @@ async function run(st) {
   }
 }
 
+// ---- the other pages: each shown by its own module; the graph's state
+// stays in the fragment meanwhile ----
+const pages = {
+  explore: new ExplorePage(),
+  uids: new UidPage(),
+  status: new StatusPage(),
+  logs: new LogsPage(),
+};
+
+function showPage(page) {
+  for (const p of PAGES) {
+    $(`page-${p}`).hidden = p !== page;
+    document.querySelector(`#pages [data-page="${p}"]`).setAttribute('aria-current', String(p === page));
+    if (p !== 'graph' && p !== page) pages[p].hide();
+  }
+  if (page !== 'graph') pages[page].show();
+}
+
 function fromFragment() {
   const st = parseFragment(location.hash.replace(/^#/, ''));
-  // Back/Forward or a view switch over the same queries: no need to ask again
-  const onlyView = !wantRun && cur && results &&
-    formatFragment({ ...st, view: 'chart' }) === formatFragment({ ...cur, view: 'chart' });
+  const graphOf = s => formatFragment({ ...s, view: 'chart', page: 'graph' });
+  // Back/Forward or a view switch over the same queries: no need to ask
+  // again (another page drops the answer: the graph asks when shown again)
+  const onlyView = !wantRun && cur && results && graphOf(st) === graphOf(cur);
   wantRun = false;
   cur = st;
+  showPage(st.page);
   form.render(st);
   const sel = $('refresh');
   if (![...sel.options].some(o => o.value === String(st.refresh)))
@@ -155,6 +213,13 @@ function fromFragment() {
   sel.value = String(st.refresh);
   if (onlyView) {
     showView();
+    return;
+  }
+  if (st.page !== 'graph') {
+    // the graph waits until it is shown (no refresh meanwhile)
+    if (inflight) inflight.abort();
+    clearTimeout(timer);
+    setResults(null);
     return;
   }
   if (st.errors.length) {
@@ -198,15 +263,29 @@ async function init() {
     const mine = v.octsdb_version || v.version;
     $('version').textContent = mine ? `v${mine}` : '';
   }, () => {});
-  form = new QueryForm($('form'), aggs);
-  // every change goes through the fragment; unknown keys ride along
-  const next = over => ({ ...form.read(), refresh: cur.refresh, view: cur.view, extra: cur.extra, ...over });
+  let filterNames = [];
+  try {
+    filterNames = Object.keys(await api.filters()).sort();
+  } catch (e) {
+    showError(e.message);
+  }
+  form = new QueryForm($('form'), aggs, filterNames);
+  // every change goes through the fragment; unknown keys ride along, and
+  // an old link's key= is kept unless another position was chosen
+  const next = over => {
+    const f = form.read();
+    const key = keyPos(cur.key) === f.keyPos ? cur.key : KEY_STRINGS[f.keyPos];
+    delete f.keyPos;
+    return { ...f, key, refresh: cur.refresh, view: cur.view, page: cur.page, extra: cur.extra, ...over };
+  };
   $('form').addEventListener('submit', e => {
     e.preventDefault();
     go(next({}));
   });
   $('refresh').addEventListener('change', () => go(next({ refresh: +$('refresh').value })));
-  for (const id of ['ylog', 'utc']) $(id).addEventListener('change', () => go(next({})));
+  for (const id of ['ylog', 'y2log', 'utc', 'key', 'legend-table']) $(id).addEventListener('change', () => go(next({})));
+  for (const b of document.querySelectorAll('#pages button'))
+    b.addEventListener('click', () => go({ ...cur, page: b.dataset.page }, false));
   for (const b of document.querySelectorAll('#views button'))
     b.addEventListener('click', () => go({ ...cur, view: b.dataset.view }, false));
   window.addEventListener('hashchange', fromFragment);

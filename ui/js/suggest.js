@@ -2,7 +2,8 @@
 // /api/suggest. Typing waits DEBOUNCE_MS of quiet before asking, and a new
 // keystroke aborts the request in flight, so fast typing costs one call.
 // ArrowDown/ArrowUp move, Enter or Tab take the highlighted name, Escape
-// closes; a click takes a name too.
+// closes; a click takes a name too. type is metrics, tagk or tagv, or a
+// function answering one of them when asked.
 import { suggest } from './api.js';
 
 const DEBOUNCE_MS = 180;
@@ -39,7 +40,7 @@ export function attachSuggest(input, type, onPick) {
     ctl = new AbortController();
     const q = input.value;
     try {
-      const names = await suggest(type, q, ctl.signal);
+      const names = await suggest(typeof type === 'function' ? type() : type, q, ctl.signal);
       if (input.value !== q || document.activeElement !== input) return;
       items = (names || []).filter(n => n !== q);
       sel = items.length ? 0 : -1;
