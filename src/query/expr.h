@@ -12,9 +12,9 @@
  * A series set is what a variable stands for: the output series of one
  * metric sub-query (or of another expression), each with its tags. expr_join
  * pairs the series of every variable by their tags (union or intersection,
- * docs/expressions.md section 3) and, within a pair, the points by
- * timestamp: every timestamp any input has is an output row, and an input
- * without a point there (or with NaN) contributes its fill value.
+ * docs/expressions.md section 3) and the points by timestamp: every
+ * timestamp any input series has is a row of every output series, and an
+ * input without a point there (or with NaN) contributes its fill value.
  *
  * Ownership: an expr_t owns its program and variable names (expr_free). A
  * set owns its series and each series its strings and points
@@ -100,7 +100,7 @@ typedef struct {
  * joined by j: one output series per join key (union: every key of any
  * input, a variable without a series for it contributes fill[i] throughout;
  * intersection: keys every variable has), in byte order of the key, rows
- * at every timestamp of the key's inputs with start_ms <= ts <= end_ms,
+ * at every timestamp of any input series with start_ms <= ts <= end_ms,
  * a missing or NaN point taking fill[i]. Output values are doubles; each
  * output series takes the key's tags, the union of its inputs' aggregated
  * keys and the metric name `name`. Two series of one variable on the same

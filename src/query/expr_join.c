@@ -6,9 +6,10 @@
  * byte order of the key is the output order: "k\0v\0" per pair in tag-key
  * order, then "\1" and "k\0" per aggregated key. Every input series gets
  * its key; sorting (key, variable) puts each output series' inputs next to
- * each other. Within one output series a k-way walk over the inputs' sorted
- * timestamps emits one row per distinct timestamp (docs/expressions.md
- * section 3: by timestamp, never by position as 2.4 did). */
+ * each other. Every output series has a row at each distinct timestamp of
+ * any input of the expression (so an output's series share their rows),
+ * each input paired with it by timestamp (docs/expressions.md section 3:
+ * never by position, as 2.4 did). */
 #include "query/expr.h"
 
 #include <math.h>
@@ -162,18 +163,14 @@ static double dp_value(const query_dp_t *d)
 }
 
 /* One output series from the inputs in[0..nv) (NULL = the variable has
- * none for this key). */
+ * none for this key), a row at each of ts[0..n_ts). */
 static void eval_one(const expr_t *e, const expr_series_t *const *in, size_t nv, const double *fill,
-                     const expr_join_t *j, int64_t start_ms, int64_t end_ms, const char *name,
+                     const expr_join_t *j, const int64_t *ts, size_t n_ts, const char *name,
                      expr_set_t *out)
 {
     const expr_series_t *first = NULL;
-    size_t cap = 0;
-    for (size_t i = 0; i < nv; i++)
-        if (in[i]) {
-            if (!first) first = in[i];
-            cap += in[i]->n;
-        }
+    for (size_t i = 0; i < nv && !first; i++)
+        first = in[i];
     expr_series_t *o = expr_set_add(out, name);
     /* the key's tags: those of the first input the join looks at */
     size_t nt = 0;
@@ -198,31 +195,55 @@ static void eval_one(const expr_t *e, const expr_series_t *const *in, size_t nv,
     expr_series_set_agg(o, na, ag);
     free(ag);
 
-    o->dps = xcalloc(cap ? cap : 1, sizeof *o->dps);
-    size_t *pos = xcalloc(nv, sizeof *pos);
-    double *vals = xcalloc(nv, sizeof *vals);
-    for (;;) {
-        int64_t ts = INT64_MAX;
-        for (size_t i = 0; i < nv; i++)
-            if (in[i] && pos[i] < in[i]->n && in[i]->dps[pos[i]].ts_ms < ts)
-                ts = in[i]->dps[pos[i]].ts_ms;
-        if (ts == INT64_MAX) break;
+    o->dps = xcalloc(n_ts ? n_ts : 1, sizeof *o->dps);
+    size_t *pos = xcalloc(nv + 1, sizeof *pos);
+    double *vals = xcalloc(nv + 1, sizeof *vals);
+    for (size_t r = 0; r < n_ts; r++) {
         for (size_t i = 0; i < nv; i++) {
             vals[i] = fill[i];
-            if (in[i] && pos[i] < in[i]->n && in[i]->dps[pos[i]].ts_ms == ts) {
-                double v = dp_value(&in[i]->dps[pos[i]++]);
+            if (!in[i]) continue;
+            while (pos[i] < in[i]->n && in[i]->dps[pos[i]].ts_ms < ts[r])
+                pos[i]++;
+            if (pos[i] < in[i]->n && in[i]->dps[pos[i]].ts_ms == ts[r]) {
+                double v = dp_value(&in[i]->dps[pos[i]]);
                 if (!isnan(v)) vals[i] = v;
             }
         }
-        if (ts < start_ms || ts > end_ms) continue;
         query_dp_t *d = &o->dps[o->n++];
-        d->ts_ms = ts;
+        d->ts_ms = ts[r];
         d->v.f = expr_eval(e, vals);
-        d->is_int = 0;
-        d->is_null = 0;
     }
     free(pos);
     free(vals);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Every timestamp of every input in [start_ms, end_ms], sorted, distinct. */
+static size_t all_timestamps(const expr_set_t *const *in, size_t nv, int64_t start_ms,
+                             int64_t end_ms, int64_t **out)
+{
+    size_t cap = 0, n = 0;
+    for (size_t i = 0; i < nv; i++)
+        for (size_t s = 0; s < in[i]->n; s++)
+            cap += in[i]->s[s].n;
+    int64_t *ts = xmalloc((cap ? cap : 1) * sizeof *ts);
+    for (size_t i = 0; i < nv; i++)
+        for (size_t s = 0; s < in[i]->n; s++)
+            for (size_t k = 0; k < in[i]->s[s].n; k++) {
+                int64_t t = in[i]->s[s].dps[k].ts_ms;
+                if (t >= start_ms && t <= end_ms) ts[n++] = t;
+            }
+    qsort(ts, n, sizeof *ts, cmp_i64);
+    size_t u = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!u || ts[u - 1] != ts[k]) ts[u++] = ts[k];
+    *out = ts;
+    return u;
 }
 
 int expr_join_eval(const expr_t *e, const expr_set_t *const *in, const double *fill,
@@ -248,6 +269,8 @@ int expr_join_eval(const expr_t *e, const expr_set_t *const *in, const double *f
     oct_strbuf_free(&b);
     qsort(ks, total, sizeof *ks, cmp_keyed);
 
+    int64_t *ts;
+    size_t n_ts = all_timestamps(in, nv, start_ms, end_ms, &ts);
     int rc = 0;
     const expr_series_t **row = xcalloc(nv ? nv : 1, sizeof *row);
     for (size_t g = 0; g < total && !rc;) {
@@ -267,10 +290,11 @@ int expr_join_eval(const expr_t *e, const expr_set_t *const *in, const double *f
             h++;
         }
         if (!rc && (j->op == EXPR_JOIN_UNION || present == nv))
-            eval_one(e, row, nv, fill, j, start_ms, end_ms, name, out);
+            eval_one(e, row, nv, fill, j, ts, n_ts, name, out);
         g = h;
     }
     free(row);
+    free(ts);
     for (size_t i = 0; i < total; i++)
         free(ks[i].key);
     free(ks);

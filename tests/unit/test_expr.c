@@ -163,10 +163,11 @@ static void join_union_by_timestamp_with_fills(void **state)
     /* web01: t0 1+(-1)*2=-1; t10 2+10*2=22; t20 b NaN -> fill: 3-2=1;
      * t30 a missing -> 0: 0+30*2=60 */
     check_series(&out.s[0], "web01", (int64_t[]){0, 10, 20, 30}, (double[]){-1, 22, 1, 60}, 4);
-    /* web02: no b series -> -1 throughout: 7-2=5 */
-    check_series(&out.s[1], "web02", (int64_t[]){10}, (double[]){5}, 1);
-    /* web03: no a series -> 0: 0+5*2=10 */
-    check_series(&out.s[2], "web03", (int64_t[]){0}, (double[]){10}, 1);
+    /* every output series has a row at every input timestamp (0, 10, 20, 30).
+     * web02: no b series -> -1 throughout; a only at 10: 0-2, 7-2, 0-2, 0-2 */
+    check_series(&out.s[1], "web02", (int64_t[]){0, 10, 20, 30}, (double[]){-2, 5, -2, -2}, 4);
+    /* web03: no a series -> 0; b only at 0: 0+5*2, then 0-2 */
+    check_series(&out.s[2], "web03", (int64_t[]){0, 10, 20, 30}, (double[]){10, -2, -2, -2}, 4);
     assert_string_equal(out.s[0].metric, "e");
     expr_set_free(&out);
 
