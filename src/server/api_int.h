@@ -77,6 +77,8 @@ void api_query(api_call_t *c, const char *sub);
 int api_query_parse_get(api_call_t *c, query_t *q);
 /* POST /api/query/exp (api_exp.c): expressions over metric sub-queries. */
 void api_query_exp(api_call_t *c);
+/* GET /api/query/gexp (api_gexp.c): Graphite-style functions. */
+void api_query_gexp(api_call_t *c);
 /* A double as Jackson prints one: shortest text that reads back, ".0" on
  * integral values (so clients can tell doubles from integers), NaN and
  * infinities as json_w_double writes them (api_query.c). */

@@ -480,7 +480,7 @@ void api_query(api_call_t *c, const char *sub)
         return;
     }
     if (!strcasecmp(sub, "gexp")) {
-        http_error(c->resp, 501, "Expression queries are not implemented", NULL);
+        api_query_gexp(c);
         return;
     }
     if (!(c->verb & (API_GET | API_POST | API_DELETE))) {
