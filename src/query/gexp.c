@@ -79,7 +79,7 @@ static gexp_node_t *parse_arg(gp_t *p, int depth)
             braces--;
         else if (!braces && (c == ',' || c == ')'))
             break;
-        else if (c == '(')
+        else if (c == '(' && !braces)
             return NULL;
         else if (c == ':' && !braces)
             colon = 1;

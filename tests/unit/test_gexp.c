@@ -36,6 +36,10 @@ static void gexp_parse_tree(void **state)
     assert_string_equal(ts->args[0]->text, "max:rate:m2");
     assert_string_equal(ts->args[1]->text, "'1d'");
     gexp_free(n);
+    /* filter functions inside the tag group are part of the metric */
+    assert_int_equal(gexp_parse("absolute(sum:m{host=regexp(web.*),dc=*})", &n, &eb), 0);
+    assert_string_equal(n->args[0]->text, "sum:m{host=regexp(web.*),dc=*}");
+    gexp_free(n);
 }
 
 static void gexp_parse_failures(void **state)
