@@ -21,9 +21,19 @@
 
 /* ---- sets --------------------------------------------------------------------- */
 
+/* A set's array holds pow2(n) slots (0 for none), so appending one at a
+ * time copies it O(log n) times, not n. */
+static size_t pow2(size_t n)
+{
+    size_t c = 1;
+    while (c < n)
+        c <<= 1;
+    return n ? c : 0;
+}
+
 expr_series_t *expr_set_add(expr_set_t *set, const char *metric)
 {
-    set->s = xrealloc(set->s, (set->n + 1) * sizeof *set->s);
+    if (set->n == pow2(set->n)) set->s = xrealloc(set->s, pow2(set->n + 1) * sizeof *set->s);
     expr_series_t *s = &set->s[set->n++];
     memset(s, 0, sizeof *s);
     s->metric = xstrdup(metric ? metric : "");
@@ -106,7 +116,7 @@ void expr_set_free(expr_set_t *set)
 void expr_set_move(expr_set_t *to, expr_set_t *from)
 {
     if (!from->n) return;
-    to->s = xrealloc(to->s, (to->n + from->n) * sizeof *to->s);
+    to->s = xrealloc(to->s, pow2(to->n + from->n) * sizeof *to->s);
     memcpy(to->s + to->n, from->s, from->n * sizeof *from->s);
     to->n += from->n;
     free(from->s);
@@ -217,33 +227,42 @@ static void eval_one(const expr_t *e, const expr_series_t *const *in, size_t nv,
     free(vals);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Every timestamp of every input in [start_ms, end_ms], sorted, distinct. */
+/* Every timestamp of every input in [start_ms, end_ms], sorted, distinct:
+ * each series (sorted already) merged into the running union, which stays
+ * as short as the distinct timestamps, so this is linear in the points. */
 static size_t all_timestamps(const expr_set_t *const *in, size_t nv, int64_t start_ms,
                              int64_t end_ms, int64_t **out)
 {
-    size_t cap = 0, n = 0;
+    size_t n = 0, cap = 64;
+    int64_t *u = xmalloc(cap * sizeof *u), *tmp = xmalloc(cap * sizeof *tmp);
     for (size_t i = 0; i < nv; i++)
-        for (size_t s = 0; s < in[i]->n; s++)
-            cap += in[i]->s[s].n;
-    int64_t *ts = xmalloc((cap ? cap : 1) * sizeof *ts);
-    for (size_t i = 0; i < nv; i++)
-        for (size_t s = 0; s < in[i]->n; s++)
-            for (size_t k = 0; k < in[i]->s[s].n; k++) {
-                int64_t t = in[i]->s[s].dps[k].ts_ms;
-                if (t >= start_ms && t <= end_ms) ts[n++] = t;
+        for (size_t s = 0; s < in[i]->n; s++) {
+            const expr_series_t *x = &in[i]->s[s];
+            if (n + x->n > cap) {
+                while (cap < n + x->n)
+                    cap *= 2;
+                u = xrealloc(u, cap * sizeof *u);
+                tmp = xrealloc(tmp, cap * sizeof *tmp);
             }
-    qsort(ts, n, sizeof *ts, cmp_i64);
-    size_t u = 0;
-    for (size_t k = 0; k < n; k++)
-        if (!u || ts[u - 1] != ts[k]) ts[u++] = ts[k];
-    *out = ts;
-    return u;
+            size_t a = 0, b = 0, m = 0;
+            while (a < n || b < x->n) {
+                int64_t t;
+                if (b == x->n || (a < n && u[a] <= x->dps[b].ts_ms)) {
+                    t = u[a++];
+                } else {
+                    t = x->dps[b++].ts_ms;
+                    if (t < start_ms || t > end_ms) continue;
+                }
+                if (!m || tmp[m - 1] != t) tmp[m++] = t;
+            }
+            int64_t *sw = u;
+            u = tmp;
+            tmp = sw;
+            n = m;
+        }
+    free(tmp);
+    *out = u;
+    return n;
 }
 
 int expr_join_eval(const expr_t *e, const expr_set_t *const *in, const double *fill,
