@@ -59,7 +59,11 @@ typedef struct {
     size_t depth, max_depth; /* stack depth while emitting */
     oct_errbuf_t *eb;
     int rc;
+    int nest; /* parentheses and unary operators open now */
 } parser_t;
+
+/* Deeper nesting is refused rather than recursed into without bound. */
+#define EXPR_MAX_NEST 256
 
 static int perr(parser_t *p, const char *why)
 {
@@ -99,6 +103,16 @@ static size_t var_index(expr_t *e, const char *name, size_t len)
 
 static int parse_binary(parser_t *p, int min_prec);
 
+static int parse_primary(parser_t *p);
+
+static int parse_nested(parser_t *p, int paren)
+{
+    if (++p->nest > EXPR_MAX_NEST) return perr(p, "nested too deeply");
+    int rc = paren ? parse_binary(p, 0) : parse_primary(p);
+    p->nest--;
+    return rc;
+}
+
 static int parse_primary(parser_t *p)
 {
     skip_ws(p);
@@ -106,7 +120,7 @@ static int parse_primary(parser_t *p)
     char c = s[p->pos];
     if (c == '(') {
         p->pos++;
-        if (parse_binary(p, 0)) return p->rc;
+        if (parse_nested(p, 1)) return p->rc;
         skip_ws(p);
         if (s[p->pos] != ')') return perr(p, "expected ')'");
         p->pos++;
@@ -114,7 +128,7 @@ static int parse_primary(parser_t *p)
     }
     if (c == '-' || c == '!') {
         p->pos++;
-        if (parse_primary(p)) return p->rc;
+        if (parse_nested(p, 0)) return p->rc;
         emit(p, c == '-' ? OP_NEG : OP_NOT, 0, 0);
         return 0;
     }
@@ -187,7 +201,7 @@ int expr_parse(const char *text, expr_t **out, oct_errbuf_t *eb)
     *out = NULL;
     expr_t *e = xcalloc(1, sizeof *e);
     e->text = xstrdup(text ? text : "");
-    parser_t p = {e->text, 0, e, 0, 0, eb, 0};
+    parser_t p = {e->text, 0, e, 0, 0, eb, 0, 0};
     if (!parse_binary(&p, 0)) {
         skip_ws(&p);
         char c = p.s[p.pos];

@@ -108,6 +108,21 @@ static void expr_errors(void **state)
         assert_null(e);
         assert_string_equal(eb.msg, bad[i].msg);
     }
+    /* nesting is bounded, not recursed into without limit */
+    char deep[2001];
+    memset(deep, '(', 1000);
+    memset(deep + 1000, '-', 1000);
+    deep[2000] = '\0';
+    expr_t *e;
+    oct_errbuf_t eb;
+    assert_int_equal(expr_parse(deep, &e, &eb), OCT_EPARSE);
+    assert_non_null(strstr(eb.msg, "nested too deeply at position 257 in [((("));
+    memset(deep, '-', 200);
+    strcpy(deep + 200, "a");
+    assert_int_equal(expr_parse(deep, &e, &eb), 0);
+    double v = 3;
+    assert_true(expr_eval(e, &v) == 3); /* an even number of minus signs */
+    expr_free(e);
 }
 
 /* ---- the join ---------------------------------------------------------------- */
