@@ -40,6 +40,7 @@
 
 #include "common/config.h"
 #include "common/err.h"
+#include "query/expr.h"
 #include "query/query.h"
 #include "tsdb/tsdb.h"
 
@@ -105,6 +106,15 @@ typedef struct {
  * (storage), or the callback's nonzero value. The message is in eb. */
 int exec_query(tsdb_t *db, const query_t *q, const exec_opts_t *opts, exec_result_fn fn, void *ctx,
                exec_stats_t *stats, oct_errbuf_t *eb);
+
+/* Runs q as exec_query does and appends every output series to *out (the
+ * series-set form the expression endpoints compute with, query/expr.h):
+ * metric, tags, aggregated tag keys and points, with shift_ms added to
+ * every timestamp (a time-shifted query asks for [start - shift, end -
+ * shift] and shows it at the original times). exec_collect.c. Returns as
+ * exec_query; on error *out keeps what was collected (expr_set_free it). */
+int exec_query_collect(tsdb_t *db, const query_t *q, const exec_opts_t *opts, int64_t shift_ms,
+                       expr_set_t *out, oct_errbuf_t *eb);
 
 /* The scan window of a sub-query in ms, [*lo, *hi] inclusive: the query
  * range widened as OpenTSDB widens its HBase scan (docs/exec.md). Exposed for

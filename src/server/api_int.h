@@ -75,6 +75,14 @@ void api_query(api_call_t *c, const char *sub);
  * start (required), end, timezone, the flags, m= and tsuid= sub-queries.
  * Returns 0, or -1 with the 400 answer written. Also used by /q. */
 int api_query_parse_get(api_call_t *c, query_t *q);
+/* POST /api/query/exp (api_exp.c): expressions over metric sub-queries. */
+void api_query_exp(api_call_t *c);
+/* GET /api/query/gexp (api_gexp.c): Graphite-style functions. */
+void api_query_gexp(api_call_t *c);
+/* A double as Jackson prints one: shortest text that reads back, ".0" on
+ * integral values (so clients can tell doubles from integers), NaN and
+ * infinities as json_w_double writes them (api_query.c). */
+void api_w_double(json_writer_t *w, double v);
 /* Answers an exec_query error: 400 unknown name/bad input, 413 a limit,
  * 408 timeout, 424 storage, else 500. */
 void api_query_error(api_call_t *c, int rc, const char *msg);

@@ -258,9 +258,7 @@ static void write_sub(json_writer_t *w, const query_sub_t *s)
     json_w_obj_end(w);
 }
 
-/* A double as Jackson prints one: shortest text that reads back, and a
- * ".0" on integral values so clients can tell doubles from integers. */
-static void w_double(json_writer_t *w, double v)
+void api_w_double(json_writer_t *w, double v)
 {
     if (!isfinite(v)) {
         json_w_double(w, v);
@@ -338,7 +336,7 @@ static int write_result(void *ctx, const exec_result_t *r)
             else if (d->is_null || (nullfill && isnan(d->v.f)))
                 json_w_null(w);
             else
-                w_double(w, d->v.f);
+                api_w_double(w, d->v.f);
             json_w_arr_end(w);
         }
         json_w_arr_end(w);
@@ -354,7 +352,7 @@ static int write_result(void *ctx, const exec_result_t *r)
             else if (d->is_null || (nullfill && isnan(d->v.f)))
                 json_w_null(w);
             else
-                w_double(w, d->v.f);
+                api_w_double(w, d->v.f);
         }
         json_w_obj_end(w);
     }
@@ -479,8 +477,12 @@ void api_query(api_call_t *c, const char *sub)
         api_query_last(c);
         return;
     }
-    if (!strcasecmp(sub, "exp") || !strcasecmp(sub, "gexp")) {
-        http_error(c->resp, 501, "Expression queries are not implemented", NULL);
+    if (!strcasecmp(sub, "exp")) {
+        api_query_exp(c);
+        return;
+    }
+    if (!strcasecmp(sub, "gexp")) {
+        api_query_gexp(c);
         return;
     }
     if (!(c->verb & (API_GET | API_POST | API_DELETE))) {
