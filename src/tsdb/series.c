@@ -40,21 +40,26 @@ static int tag_uid_cmp(const void *a, const void *b)
 static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t muid,
                                  const codec_tag_uid_t *tags, const tw_kv_t *kv, size_t n)
 {
-    /* The text key and its pairs live right after the struct, in the same
-     * allocation: the lookup touches them on every put, and adjacent lines
-     * are one prefetch away (put_chunk). */
+    /* One allocation: the struct, the TSUID, the tags, then the text key
+     * and its pairs (the lookup touches them on every put, and adjacent
+     * lines are one prefetch away: put_chunk). */
+    size_t tsuid_len =
+        w->uid_w[CODEC_UID_METRIC] + n * (w->uid_w[CODEC_UID_TAGK] + w->uid_w[CODEC_UID_TAGV]);
     size_t tlen = 0;
     if (kv) {
         tlen = metric.len + 1;
         for (size_t i = 0; i < n; i++)
             tlen += kv[i].k.len + kv[i].v.len;
     }
+    size_t tags_off = (sizeof(tw_series_t) + tsuid_len + 7) & ~(size_t)7;
+    size_t pairs_off = tags_off + (n ? n : 1) * sizeof(codec_tag_uid_t);
     size_t pairs_sz = kv ? (n ? n : 1) * sizeof(tw_pair_t) : 0;
-    tw_series_t *s = xcalloc(1, sizeof *s + pairs_sz + tlen);
+    char *mem = xcalloc(1, pairs_off + pairs_sz + tlen);
+    tw_series_t *s = (tw_series_t *)(void *)mem;
     pthread_mutex_init(&s->mu, NULL);
     s->metric = muid;
     s->n_tags = (uint16_t)n;
-    s->tags = xmalloc((n ? n : 1) * sizeof *s->tags);
+    s->tags = (codec_tag_uid_t *)(void *)(mem + tags_off);
     memcpy(s->tags, tags, n * sizeof *tags);
     size_t tl = 0;
     oct_put_be_n(s->tsuid, muid, w->uid_w[CODEC_UID_METRIC]);
@@ -68,8 +73,8 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
     s->tsuid_len = (uint8_t)tl;
     s->tsuid_hash = tw_hash_bytes(s->tsuid, tl, 0x452821E638D01377ull);
     if (kv) {
-        s->pairs = (tw_pair_t *)(s + 1);
-        s->text = (char *)(s + 1) + pairs_sz;
+        s->pairs = (tw_pair_t *)(void *)(mem + pairs_off);
+        s->text = mem + pairs_off + pairs_sz;
         memcpy(s->text, metric.ptr, metric.len);
         s->mlen = (uint32_t)metric.len;
         size_t off = metric.len;
@@ -95,8 +100,7 @@ void tw_series_free(tw_series_t *s)
         free(s->b[i].fl);
     }
     free(s->b);
-    free(s->tags);
-    /* text and pairs are part of s's allocation */
+    /* tags, text and pairs are part of s's allocation */
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
