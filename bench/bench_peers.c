@@ -16,6 +16,12 @@
  *              without a binary is left out of the table
  *   --out      also write the table as Markdown to FILE, with the machine
  *   --smoke    a tiny run of octsdb alone (seconds): every figure, no peers
+ *   --curve N,N,...  also the cost curve: for each number of series N (10000
+ *              ... 1000000), the same fleet scaled to N series (N / metrics
+ *              hosts), --curve-rounds rounds of telnet puts (default 3) into a
+ *              fresh octsdb and VictoriaMetrics each: ingest points/s, RSS per
+ *              series and the query medians over --curve-reps runs (default 5)
+ *   --curve-only  only the cost curve (the main table is skipped)
  *
  * Design: the data set is generated once per mode as the exact bytes that go
  * on the wire (telnet `put` lines; POST /api/put requests with JSON arrays of
@@ -82,11 +88,15 @@ static const unsigned kind_masks[N_KINDS] = {
     (1u << DATAGEN_GAUGE_D2) | (1u << DATAGEN_GAUGE_D1) | (1u << DATAGEN_GAUGE_D4),
     (1u << DATAGEN_INT_GAUGE) | (1u << DATAGEN_COUNTER) | (1u << DATAGEN_CONST)};
 
+#define MAX_CURVE 8
+
 typedef struct {
     size_t hosts, metrics, rounds, conns, new_series, reps;
     const char *bin[N_SYS];
     const char *out;
     int smoke;
+    size_t curve[MAX_CURVE], n_curve, curve_rounds, curve_reps; /* series per point */
+    int curve_only;
 } opts_t;
 
 /* Everything measured; NaN-free: a figure is valid when its flag is set. */
@@ -934,10 +944,118 @@ static void table(FILE *f, const opts_t *o, const result_t *r)
     }
 }
 
+/* ---- the cost curve ---------------------------------------------------- */
+
+/* One point of the curve for one system: telnet ingest of c's fleet into a
+ * fresh instance, its RSS per series, then the queries (c->reps runs). */
+static void bench_curve_point(const opts_t *c, int sys, const loadgen_payload_t *pl,
+                              char names[][64], result_t *r)
+{
+    int64_t end_s = START_S + (int64_t)(c->rounds - 1) * 10;
+    long long want = (long long)(c->hosts * c->metrics * c->rounds);
+    server_t s;
+    r->ran = 1;
+    if (server_start(&s, sys, c->bin[sys]) == 0) {
+        double cpu = 0;
+        double secs =
+            ingest(c, &s, pl, 0, want, sys == SYS_OCTSDB ? names : NULL, c->metrics, end_s, &cpu);
+        if (secs > 0) {
+            r->pps[LOADGEN_TELNET] = (double)want / secs;
+            r->cpu_per_m = cpu / ((double)want / 1e6);
+            long hwm = bench_proc_status_kb(s.pid, "VmHWM");
+            r->hwm_mb = (double)hwm / 1024.0;
+            r->rss_per_series =
+                (double)(hwm - s.rss_start_kb) * 1024.0 / (double)(c->hosts * c->metrics);
+            if (sys == SYS_VM) {
+                char *b;
+                http_req(s.port, "GET", "/internal/force_flush", NULL, &b);
+                free(b);
+                bench_sleep_ms(200);
+            }
+            run_queries(c, &s, names, end_s, r);
+            printf("  %-16s %8zu series: %10.0f points/s, %6.0f B/series RSS, raw %.2f ms, "
+                   "sum 1m-avg %.2f ms, group-by %.2f ms\n",
+                   sys_names[sys], c->hosts * c->metrics, r->pps[LOADGEN_TELNET], r->rss_per_series,
+                   r->q_med[Q_RAW], r->q_med[Q_SUM1M], r->q_med[Q_GROUPBY]);
+            fflush(stdout);
+        }
+    } else {
+        fprintf(stderr, "%s: could not start %s\n", sys_names[sys], c->bin[sys]);
+    }
+    server_destroy(&s);
+}
+
+static void curve_cell(FILE *f, double o, double v, int decimals)
+{
+    cell(f, o, decimals);
+    fprintf(f, " | ");
+    cell(f, v, decimals);
+    fprintf(f, " | ");
+    if (o > 0 && v > 0)
+        fprintf(f, "%.2f | ", o / v);
+    else
+        fprintf(f, "n/a | ");
+}
+
+/* The curve as one Markdown table: a row per number of series; per figure
+ * octsdb, VictoriaMetrics and their ratio. */
+static void curve_table(FILE *f, const opts_t *o, const result_t (*cr)[N_SYS])
+{
+    static const int qs[] = {Q_RAW, Q_SUM1M, Q_RATE, Q_GROUPBY, Q_LOOKUP, Q_SUGGEST};
+    fprintf(f, "| series | points/s octsdb | VM | ratio | RSS B/series octsdb | VM | ratio |");
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
+        fprintf(f, " %s ms octsdb | VM | ratio |", query_names[qs[i]]);
+    fprintf(f, "\n|---:|");
+    for (size_t i = 0; i < 2 * 3 + 3 * sizeof qs / sizeof qs[0]; i++)
+        fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (size_t k = 0; k < o->n_curve; k++) {
+        const result_t *a = &cr[k][SYS_OCTSDB], *b = &cr[k][SYS_VM];
+        fprintf(f, "| %zu | ", o->curve[k]);
+        curve_cell(f, a->pps[LOADGEN_TELNET], b->pps[LOADGEN_TELNET], 0);
+        curve_cell(f, a->rss_per_series, b->rss_per_series, 0);
+        for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
+            curve_cell(f, a->q_med[qs[i]], b->q_med[qs[i]], 2);
+        fprintf(f, "\n");
+    }
+}
+
+/* Runs the curve into cr[k][sys]. */
+static void bench_curve(const opts_t *o, char names[][64], result_t (*cr)[N_SYS])
+{
+    loadgen_payload_t *pl = calloc(o->conns, sizeof(loadgen_payload_t));
+    for (size_t k = 0; k < o->n_curve; k++) {
+        opts_t c = *o;
+        c.hosts = o->curve[k] / o->metrics;
+        if (c.hosts < c.conns) c.hosts = c.conns;
+        c.rounds = o->curve_rounds;
+        c.reps = o->curve_reps;
+        printf("cost curve: %zu series (%zu hosts x %zu metrics), %zu rounds, telnet\n",
+               c.hosts * c.metrics, c.hosts, c.metrics, c.rounds);
+        fflush(stdout);
+        putgen_cfg_t cfg = {.seed = 42,
+                            .hosts = c.hosts,
+                            .metrics = c.metrics,
+                            .start_s = START_S,
+                            .interval_s = 10};
+        loadgen_build(&cfg, LOADGEN_TELNET, c.conns, c.rounds, 0, pl);
+        for (int s = 0; s < N_SYS; s++)
+            if (o->bin[s] && s != SYS_INFLUX) bench_curve_point(&c, s, pl, names, &cr[k][s]);
+        loadgen_payloads_free(pl, o->conns);
+    }
+    free(pl);
+}
+
 int main(int argc, char **argv)
 {
-    opts_t o = {
-        .hosts = 1000, .metrics = 10, .rounds = 90, .conns = 4, .new_series = 20000, .reps = 30};
+    opts_t o = {.hosts = 1000,
+                .metrics = 10,
+                .rounds = 90,
+                .conns = 4,
+                .new_series = 20000,
+                .reps = 30,
+                .curve_rounds = 3,
+                .curve_reps = 5};
     o.bin[SYS_OCTSDB] = bench_octsdb_bin(argv[0]);
     char cmdline[2048];
     size_t cl = 0;
@@ -954,6 +1072,12 @@ int main(int argc, char **argv)
             o.conns = 2;
             o.new_series = 500;
             o.reps = 3;
+            o.curve[0] = 200; /* the curve's code path, octsdb alone */
+            o.n_curve = 1;
+            continue;
+        }
+        if (!strcmp(a, "--curve-only")) {
+            o.curve_only = 1;
             continue;
         }
         if (!v) goto usage;
@@ -978,6 +1102,20 @@ int main(int argc, char **argv)
             o.bin[SYS_INFLUX] = *v ? v : NULL;
         else if (!strcmp(a, "--out"))
             o.out = v;
+        else if (!strcmp(a, "--curve")) {
+            o.n_curve = 0;
+            for (const char *p = v; *p && o.n_curve < MAX_CURVE;) {
+                char *end;
+                unsigned long long n = strtoull(p, &end, 10);
+                if (end == p) goto usage;
+                if (n) o.curve[o.n_curve++] = (size_t)n;
+                p = *end == ',' ? end + 1 : end;
+                if (*end && *end != ',') goto usage;
+            }
+        } else if (!strcmp(a, "--curve-rounds"))
+            o.curve_rounds = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--curve-reps"))
+            o.curve_reps = strtoull(v, NULL, 10);
         else
             goto usage;
     }
@@ -989,6 +1127,9 @@ int main(int argc, char **argv)
     if (o.rounds < 2) o.rounds = 2;
     if (o.reps < 1) o.reps = 1;
     if (o.new_series < o.conns) o.new_series = o.conns;
+    if (o.curve_rounds < 2) o.curve_rounds = 2;
+    if (o.curve_reps < 1) o.curve_reps = 1;
+    if (o.curve_only && !o.n_curve) goto usage;
     for (int s = 0; s < N_SYS; s++) {
         struct stat sb;
         if (o.bin[s] && stat(o.bin[s], &sb) < 0) {
@@ -1020,50 +1161,59 @@ int main(int argc, char **argv)
            o.conns, mach);
     fflush(stdout);
 
-    /* every mode's bytes, generated once and sent to every system in turn */
     result_t r[N_SYS];
     memset(r, 0, sizeof r);
-    loadgen_payload_t *pl = calloc(o.conns, sizeof(loadgen_payload_t));
-    for (int m = 0; m < LOADGEN_N_MODES; m++) {
-        putgen_cfg_t cfg = {.seed = 42,
-                            .hosts = o.hosts,
-                            .metrics = o.metrics,
-                            .start_s = START_S,
-                            .interval_s = 10};
-        loadgen_build(&cfg, (loadgen_mode_t)m, o.conns, o.rounds, 0, pl);
+    size_t kind_points[N_KINDS] = {0}, kind_series[N_KINDS] = {0};
+    if (!o.curve_only) {
+        /* every mode's bytes, generated once and sent to every system in turn */
+        loadgen_payload_t *pl = calloc(o.conns, sizeof(loadgen_payload_t));
+        for (int m = 0; m < LOADGEN_N_MODES; m++) {
+            putgen_cfg_t cfg = {.seed = 42,
+                                .hosts = o.hosts,
+                                .metrics = o.metrics,
+                                .start_s = START_S,
+                                .interval_s = 10};
+            loadgen_build(&cfg, (loadgen_mode_t)m, o.conns, o.rounds, 0, pl);
+            for (int s = 0; s < N_SYS; s++)
+                if (o.bin[s]) bench_mode(&o, s, m, pl, names, &r[s]);
+            loadgen_payloads_free(pl, o.conns);
+        }
+        build_new_series(&o, pl);
         for (int s = 0; s < N_SYS; s++)
-            if (o.bin[s]) bench_mode(&o, s, m, pl, names, &r[s]);
+            if (o.bin[s]) bench_new_series(&o, s, pl, &r[s]);
         loadgen_payloads_free(pl, o.conns);
+        /* each kind of series alone, for its bytes per point (InfluxDB left out:
+         * at its ~15,000 points/s it would double the run for a figure the bar
+         * does not compare against) */
+        for (int k = 0; k < N_KINDS; k++) {
+            putgen_cfg_t cfg = {.seed = 42,
+                                .hosts = o.hosts,
+                                .metrics = o.metrics,
+                                .start_s = START_S,
+                                .interval_s = 10,
+                                .class_mask = kind_masks[k]};
+            loadgen_build(&cfg, LOADGEN_TELNET, o.conns, o.rounds, 0, pl);
+            kind_points[k] = 0;
+            for (size_t c = 0; c < o.conns; c++)
+                kind_points[k] += pl[c].points;
+            kind_series[k] = kind_points[k] / o.rounds;
+            for (int s = 0; s < N_SYS; s++)
+                if (o.bin[s] && s != SYS_INFLUX) bench_kind(&o, s, k, pl, &r[s]);
+            loadgen_payloads_free(pl, o.conns);
+        }
+        free(pl);
+        r[0].ran = 1;
     }
-    build_new_series(&o, pl);
-    for (int s = 0; s < N_SYS; s++)
-        if (o.bin[s]) bench_new_series(&o, s, pl, &r[s]);
-    loadgen_payloads_free(pl, o.conns);
-    /* each kind of series alone, for its bytes per point (InfluxDB left out:
-     * at its ~15,000 points/s it would double the run for a figure the bar
-     * does not compare against) */
-    size_t kind_points[N_KINDS], kind_series[N_KINDS];
-    for (int k = 0; k < N_KINDS; k++) {
-        putgen_cfg_t cfg = {.seed = 42,
-                            .hosts = o.hosts,
-                            .metrics = o.metrics,
-                            .start_s = START_S,
-                            .interval_s = 10,
-                            .class_mask = kind_masks[k]};
-        loadgen_build(&cfg, LOADGEN_TELNET, o.conns, o.rounds, 0, pl);
-        kind_points[k] = 0;
-        for (size_t c = 0; c < o.conns; c++)
-            kind_points[k] += pl[c].points;
-        kind_series[k] = kind_points[k] / o.rounds;
-        for (int s = 0; s < N_SYS; s++)
-            if (o.bin[s] && s != SYS_INFLUX) bench_kind(&o, s, k, pl, &r[s]);
-        loadgen_payloads_free(pl, o.conns);
-    }
-    free(pl);
-    r[0].ran = 1;
+    result_t(*cr)[N_SYS] = calloc(MAX_CURVE, sizeof *cr);
+    if (o.n_curve) bench_curve(&o, names, cr);
 
     printf("\n");
-    table(stdout, &o, r);
+    if (!o.curve_only) table(stdout, &o, r);
+    if (o.n_curve) {
+        printf("\ncost curve (telnet, %zu rounds of 10 s; query medians of %zu runs):\n\n",
+               o.curve_rounds, o.curve_reps);
+        curve_table(stdout, &o, cr);
+    }
     int rc = 0;
     if (o.out) {
         FILE *f = fopen(o.out, "w");
@@ -1083,7 +1233,16 @@ int main(int argc, char **argv)
                     "sender on the same machine\n\n",
                     date, mach, cmdline, o.hosts, o.metrics, o.hosts * o.metrics, o.rounds,
                     (double)o.rounds / 360.0, points, o.conns);
-            table(f, &o, r);
+            if (!o.curve_only) table(f, &o, r);
+            if (o.n_curve) {
+                fprintf(f,
+                        "\n## Cost curve\n\nThe same fleet scaled to each number of series "
+                        "(series / %zu metrics hosts), %zu rounds of 10 s over telnet into a "
+                        "fresh instance of each system; RSS per series as above; query "
+                        "medians of %zu runs; ratio = octsdb / VictoriaMetrics.\n\n",
+                        o.metrics, o.curve_rounds, o.curve_reps);
+                curve_table(f, &o, cr);
+            }
             fprintf(f,
                     "\nNotes:\n"
                     "- points read/s: the points the system read from storage for one run of "
@@ -1116,26 +1275,36 @@ int main(int argc, char **argv)
      * which one is missing (n/a) */
     if (o.smoke) {
         const result_t *x = &r[0];
-        int missing = x->cpu_per_m <= 0 || x->hwm_mb <= 0 || x->rss_per_series <= 0 ||
-                      x->disk_per_point <= 0 || x->disk_compacted <= 0 || x->new_series_rate <= 0;
-        for (int m = 0; m < LOADGEN_N_MODES; m++)
+        int missing = !o.curve_only &&
+                      (x->cpu_per_m <= 0 || x->hwm_mb <= 0 || x->rss_per_series <= 0 ||
+                       x->disk_per_point <= 0 || x->disk_compacted <= 0 || x->new_series_rate <= 0);
+        for (int m = 0; !o.curve_only && m < LOADGEN_N_MODES; m++)
             missing |= x->pps[m] <= 0;
-        for (int k = 0; k < N_KINDS; k++)
+        for (int k = 0; !o.curve_only && k < N_KINDS; k++)
             missing |= x->disk_kind[k] <= 0 || x->disk_kind_compacted[k] <= 0;
-        for (int q = 0; q < N_QUERIES; q++)
+        for (int q = 0; !o.curve_only && q < N_QUERIES; q++)
             missing |= x->q_med[q] <= 0 || x->q_p99[q] <= 0 || (q < N_SCAN_Q && x->q_scan[q] <= 0);
+        for (size_t k = 0; k < o.n_curve; k++) {
+            const result_t *c = &cr[k][SYS_OCTSDB];
+            missing |= c->pps[LOADGEN_TELNET] <= 0 || c->rss_per_series <= 0;
+            for (int q = 0; q < N_QUERIES; q++)
+                missing |= c->q_med[q] <= 0;
+        }
         if (missing) {
             fprintf(stderr, "bench_peers --smoke: a figure is missing:\n");
-            table(stderr, &o, r);
+            if (!o.curve_only) table(stderr, &o, r);
+            if (o.n_curve) curve_table(stderr, &o, cr);
             rc = 1;
         }
     }
+    free(cr);
     return rc;
 
 usage:
     fprintf(stderr,
             "usage: %s [--hosts N] [--metrics N] [--hours H] [--conns N] [--new-series N] "
-            "[--reps N] [--octsdb PATH] [--vm PATH] [--influx PATH] [--out FILE] [--smoke]\n",
+            "[--reps N] [--octsdb PATH] [--vm PATH] [--influx PATH] [--out FILE] [--smoke] "
+            "[--curve N,N,...] [--curve-rounds N] [--curve-reps N] [--curve-only]\n",
             argv[0]);
     return 2;
 }

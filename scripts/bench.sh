@@ -20,6 +20,9 @@
 #     scripts/bench.sh --hours 6
 # Environment: BENCH_BUILD (build dir, default build-release), BENCH_MICRO=0
 # skips the micro-benchmarks, BENCH_PEERS=0 skips the peers (octsdb alone).
+# BENCH_CURVE: the cost curve's numbers of series (bench_peers --curve; default
+# 10000,100000,1000000; 0 skips it): ingest, RSS per series and query medians
+# of octsdb and VictoriaMetrics at each scale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BENCH_BUILD:-build-release}
@@ -72,9 +75,12 @@ mkdir -p bench/results
 out=bench/results/$(date -u +%Y-%m-%d).md
 [ -e "$out" ] && out=bench/results/$(date -u +%Y-%m-%d-%H%M).md
 status=0
+curve=${BENCH_CURVE:-10000,100000,1000000}
+curve_args=()
+[ "$curve" != 0 ] && curve_args=(--curve "$curve")
 echo "== bench_peers (results to $out)"
-"$build"/bench_peers --octsdb "$build"/octsdb --vm "$vm" --influx "$influx" --out "$out" "$@" ||
-    status=1
+"$build"/bench_peers --octsdb "$build"/octsdb --vm "$vm" --influx "$influx" --out "$out" \
+    "${curve_args[@]}" "$@" || status=1
 echo
 
 # ---- 2. micro-benchmarks --------------------------------------------------

@@ -42,11 +42,17 @@
 
 #define STORE_STRIPES          256
 #define STORE_DEFAULT_CACHE_MB 64
+/* Memtable size of every table but the data table. The meta table gets one
+ * row per series as series are created (a million series: ~100 MB of rows),
+ * and RocksDB keeps up to two 64 MB memtables of it in memory; 8 MB bounds
+ * that at 16 MB, for a few more small level-0 files. */
+#define STORE_SMALL_MEMTABLE_MB 8
 
 typedef struct {
     store_t base; /* first: store.c dispatches through base.methods */
     rocksdb_t *db;
     rocksdb_options_t *opts;
+    rocksdb_options_t *opts_small; /* the tables other than data: smaller memtables */
     rocksdb_cache_t *cache;
     rocksdb_readoptions_t *ro;
     rocksdb_writeoptions_t *wo, *wo_sync;
@@ -290,6 +296,7 @@ static void rdb_destroy(rdb_store_t *st)
     if (st->wo) rocksdb_writeoptions_destroy(st->wo);
     if (st->wo_sync) rocksdb_writeoptions_destroy(st->wo_sync);
     if (st->opts) rocksdb_options_destroy(st->opts);
+    if (st->opts_small) rocksdb_options_destroy(st->opts_small);
     if (st->cache) rocksdb_cache_destroy(st->cache);
     for (int i = 0; i < STORE_STRIPES; i++)
         pthread_mutex_destroy(&st->stripes[i]);
@@ -410,9 +417,11 @@ static int rdb_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb
         if (j == n) cf_names[n++] = names[t];
         idx[t] = (int)j;
     }
+    st->opts_small = rocksdb_options_create_copy(st->opts);
+    rocksdb_options_set_write_buffer_size(st->opts_small, (size_t)STORE_SMALL_MEMTABLE_MB << 20);
     const rocksdb_options_t **cf_opts = xcalloc(n, sizeof *cf_opts);
     for (size_t i = 0; i < n; i++)
-        cf_opts[i] = st->opts;
+        cf_opts[i] = (int)i == idx[STORE_TABLE_DATA] ? st->opts : st->opts_small;
     st->handles = xcalloc(n, sizeof *st->handles);
 
     int rc = 0;

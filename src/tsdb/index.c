@@ -13,22 +13,26 @@
 #include "common/xmalloc.h"
 #include "tsdb/series.h"
 
+/* A posting list holds series ids (tw_series_at), not pointers: each series
+ * is on 1 + 2 * n_tags lists, so 4 bytes a reference instead of 8 is most
+ * of what the index costs per series. cap > 0 marks a used slot. */
 typedef struct {
     uint64_t m, k, v;
-    tw_series_t **s;
-    size_t n, cap;
-    int used;
+    uint32_t *s;
+    uint32_t n, cap;
 } tw_post_t;
 
 struct tw_index {
     pthread_rwlock_t lock;
+    tsdb_writer_t *w; /* whose series list the ids index */
     tw_post_t *t;
     size_t mask, n;
 };
 
-tw_index_t *tw_index_new(void)
+tw_index_t *tw_index_new(tsdb_writer_t *w)
 {
     tw_index_t *ix = xcalloc(1, sizeof *ix);
+    ix->w = w;
     pthread_rwlock_init(&ix->lock, NULL);
     ix->mask = 255;
     ix->t = xcalloc(ix->mask + 1, sizeof *ix->t);
@@ -55,7 +59,7 @@ static tw_post_t *find(const tw_index_t *ix, uint64_t m, uint64_t k, uint64_t v)
 {
     for (size_t i = slot_of(ix, m, k, v);; i = (i + 1) & ix->mask) {
         tw_post_t *p = &ix->t[i];
-        if (!p->used) return NULL;
+        if (!p->cap) return NULL;
         if (p->m == m && p->k == k && p->v == v) return p;
     }
 }
@@ -70,20 +74,21 @@ static tw_post_t *get_or_add(tw_index_t *ix, uint64_t m, uint64_t k, uint64_t v)
         ix->mask = (om + 1) * 2 - 1;
         ix->t = xcalloc(ix->mask + 1, sizeof *ix->t);
         for (size_t i = 0; i <= om; i++) {
-            if (!old[i].used) continue;
+            if (!old[i].cap) continue;
             size_t j = slot_of(ix, old[i].m, old[i].k, old[i].v);
-            while (ix->t[j].used)
+            while (ix->t[j].cap)
                 j = (j + 1) & ix->mask;
             ix->t[j] = old[i];
         }
         free(old);
     }
     size_t j = slot_of(ix, m, k, v);
-    while (ix->t[j].used)
+    while (ix->t[j].cap)
         j = (j + 1) & ix->mask;
     p = &ix->t[j];
-    memset(p, 0, sizeof *p);
-    p->used = 1;
+    p->cap = 2;
+    p->s = xmalloc(p->cap * sizeof *p->s);
+    p->n = 0;
     p->m = m;
     p->k = k;
     p->v = v;
@@ -91,13 +96,15 @@ static tw_post_t *get_or_add(tw_index_t *ix, uint64_t m, uint64_t k, uint64_t v)
     return p;
 }
 
-static void post_add(tw_post_t *p, tw_series_t *s)
+static void post_add(tw_post_t *p, const tw_series_t *s)
 {
     if (p->n == p->cap) {
-        p->cap = p->cap ? 2 * p->cap : 4;
+        /* 1.5x: the long lists (a metric's, a common tagk's) are what a
+         * million series pay for, and doubling leaves a quarter unused */
+        p->cap += p->cap / 2;
         p->s = xrealloc(p->s, p->cap * sizeof *p->s);
     }
-    p->s[p->n++] = s;
+    p->s[p->n++] = s->id;
 }
 
 void tw_index_add(tw_index_t *ix, tw_series_t *s)
@@ -125,7 +132,9 @@ int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv,
     pthread_rwlock_rdlock(&ix->lock);
     tw_post_t *p = find(ix, metric, tagk, tagv);
     size_t n = p ? p->n : 0;
-    tw_series_t **v = n ? xmemdup(p->s, n * sizeof *v) : NULL;
+    tw_series_t **v = n ? xmalloc(n * sizeof *v) : NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = tw_series_at(ix->w, p->s[i]);
     pthread_rwlock_unlock(&ix->lock);
     if (n > 1) qsort(v, n, sizeof *v, cmp_tsuid);
     int rc = 0;

@@ -40,21 +40,26 @@ static int tag_uid_cmp(const void *a, const void *b)
 static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t muid,
                                  const codec_tag_uid_t *tags, const tw_kv_t *kv, size_t n)
 {
-    /* The text key and its pairs live right after the struct, in the same
-     * allocation: the lookup touches them on every put, and adjacent lines
-     * are one prefetch away (put_chunk). */
+    /* One allocation: the struct, the TSUID and the tags. The text key and
+     * its pairs are a second one, needed only until the series is
+     * registered (series_register copies them into the text map's key and
+     * frees them): puts match the map's copy, never the series'. */
+    size_t tsuid_len =
+        w->uid_w[CODEC_UID_METRIC] + n * (w->uid_w[CODEC_UID_TAGK] + w->uid_w[CODEC_UID_TAGV]);
     size_t tlen = 0;
     if (kv) {
         tlen = metric.len + 1;
         for (size_t i = 0; i < n; i++)
             tlen += kv[i].k.len + kv[i].v.len;
     }
+    size_t tags_off = (sizeof(tw_series_t) + tsuid_len + 7) & ~(size_t)7;
     size_t pairs_sz = kv ? (n ? n : 1) * sizeof(tw_pair_t) : 0;
-    tw_series_t *s = xcalloc(1, sizeof *s + pairs_sz + tlen);
+    char *mem = xcalloc(1, tags_off + (n ? n : 1) * sizeof(codec_tag_uid_t));
+    tw_series_t *s = (tw_series_t *)(void *)mem;
     pthread_mutex_init(&s->mu, NULL);
     s->metric = muid;
     s->n_tags = (uint16_t)n;
-    s->tags = xmalloc((n ? n : 1) * sizeof *s->tags);
+    s->tags = (codec_tag_uid_t *)(void *)(mem + tags_off);
     memcpy(s->tags, tags, n * sizeof *tags);
     size_t tl = 0;
     oct_put_be_n(s->tsuid, muid, w->uid_w[CODEC_UID_METRIC]);
@@ -68,8 +73,9 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
     s->tsuid_len = (uint8_t)tl;
     s->tsuid_hash = tw_hash_bytes(s->tsuid, tl, 0x452821E638D01377ull);
     if (kv) {
-        s->pairs = (tw_pair_t *)(s + 1);
-        s->text = (char *)(s + 1) + pairs_sz;
+        char *tx = xmalloc(pairs_sz + tlen);
+        s->pairs = (tw_pair_t *)(void *)tx;
+        s->text = tx + pairs_sz;
         memcpy(s->text, metric.ptr, metric.len);
         s->mlen = (uint32_t)metric.len;
         size_t off = metric.len;
@@ -95,8 +101,8 @@ void tw_series_free(tw_series_t *s)
         free(s->b[i].fl);
     }
     free(s->b);
-    free(s->tags);
-    /* text and pairs are part of s's allocation */
+    free(s->pairs); /* and the text after them; NULL once registered */
+    /* the TSUID and tags are part of s's allocation */
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -114,6 +120,11 @@ static void series_register(tsdb_writer_t *w, tw_series_t *s, int with_text)
     tw_map_insert(&w->by_tsuid, s);
     if (s->text && with_text) tw_map_insert(&w->by_text, s);
     tw_index_add(w->index, s);
+    /* The text map holds its own copy; a registered series' text is never
+     * read again (a rename links the new text of a fresh series). */
+    free(s->pairs);
+    s->pairs = NULL;
+    s->text = NULL;
 }
 
 static int series_persist(tsdb_writer_t *w, const tw_series_t *s, oct_errbuf_t *eb)

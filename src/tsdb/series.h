@@ -45,22 +45,27 @@ typedef struct {
 } tw_pair_t;
 
 typedef struct tw_series {
+    /* Fields ordered widest first, the TSUID last: one allocation holds the
+     * struct, the TSUID (tsuid_len bytes, not TW_MAX_TSUID) and the tags
+     * (series_alloc), so a series costs what its UIDs take, not the largest
+     * TSUID possible. */
     uint64_t hash; /* of the text key (tw_hash_*), 0 when text is absent */
     uint64_t tsuid_hash;
-    uint32_t id;        /* process-local, names the series in WAL records */
-    uint64_t wal_seg;   /* segment holding its SERIES record (under the WAL lock) */
+    uint64_t wal_seg; /* segment holding its SERIES record (under the WAL lock) */
+    uint64_t metric;
     pthread_mutex_t mu; /* head */
     tw_bucket_t *b;
+    codec_tag_uid_t *tags; /* sorted by tagk UID; in s's allocation */
+    /* text key, until registered (absent for a series whose names could not
+     * be resolved; NULL once registered: the text map holds its copy) */
+    char *text;       /* metric then pairs, no separators; after pairs in their allocation */
+    tw_pair_t *pairs; /* n_tags; the allocation (freed by series_register) */
+    uint32_t id;      /* process-local, names the series in WAL records */
     uint32_t nb, capb;
-    uint64_t metric;
-    codec_tag_uid_t *tags; /* sorted by tagk UID */
+    uint32_t mlen;
     uint16_t n_tags;
     uint8_t tsuid_len;
-    uint8_t tsuid[TW_MAX_TSUID];
-    /* text key (absent for a series whose names could not be resolved) */
-    char *text; /* metric then pairs, no separators */
-    uint32_t mlen;
-    tw_pair_t *pairs; /* n_tags */
+    uint8_t tsuid[]; /* the TSUID's full length once resolved (pending: tsuid_len 0) */
 } tw_series_t;
 
 /* Lock-free-read open-addressing table of series pointers. */
@@ -226,7 +231,7 @@ OCT_MUST_CHECK int tw_row_points(const store_result_t *row, size_t from, size_t 
                                  int32_t *max_seq, oct_errbuf_t *eb);
 
 /* index.c */
-tw_index_t *tw_index_new(void);
+tw_index_t *tw_index_new(tsdb_writer_t *w);
 void tw_index_free(tw_index_t *ix);
 void tw_index_add(tw_index_t *ix, tw_series_t *s);
 int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,

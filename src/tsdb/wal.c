@@ -17,7 +17,15 @@
  * torn record in it stays a torn tail for recovery; the series ids of the
  * fresh segment are defined anew by the appenders (a new segment number).
  * Positions stay monotonic: after a failure written = synced = appended, and
- * the failed range is what tells a waiter its records did not make it. */
+ * the failed range is what tells a waiter its records did not make it.
+ *
+ * Waiters (tsdb_wal_wait) do not share one condition: each puts a node on
+ * its own stack into 'waiters' and sleeps on a futex word in it. After a
+ * round the thread takes off the list only the nodes whose position is now
+ * written (synced, for a sync waiter) or failed, and wakes each of them
+ * alone, after leaving 'mu'. A broadcast woke every waiter on every round
+ * (and on "space freed"), most of them only to sleep again, and each woke
+ * into a mutex the thread still held: about two futex calls per put. */
 #include "tsdb/wal.h"
 
 #include <dirent.h>
@@ -28,7 +36,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +61,18 @@ typedef struct {
     uint64_t seg;
 } wal_buf_t;
 
+/* A thread in tsdb_wal_wait. 'next', 'listed' and 'err' change under mu;
+ * the thread sets 'state' (release) last and never touches the node after:
+ * the waiter returns, and its stack frame goes, once it sees state = 1. */
+typedef struct wal_waiter {
+    struct wal_waiter *next;
+    uint64_t seq;
+    int fsync;
+    int listed; /* on w->waiters */
+    int err;    /* the failed write's error, or 0: decided */
+    _Atomic uint32_t state;
+} wal_waiter_t;
+
 struct tsdb_wal {
     char *dir;
     unsigned interval_ms;
@@ -58,11 +81,13 @@ struct tsdb_wal {
     uint64_t seg_bytes_max;
 
     pthread_mutex_t mu;
-    pthread_cond_t work; /* to the thread: something to do */
-    pthread_cond_t done; /* from the thread: positions advanced / space freed */
-    wal_buf_t buf;       /* being filled */
-    wal_buf_t spare;     /* owned by the thread while writing */
-    uint64_t appended;   /* logical position after the last appended byte */
+    pthread_cond_t work;   /* to the thread: something to do */
+    pthread_cond_t done;   /* from the thread: space freed, or failed/restarted (appenders) */
+    wal_waiter_t *waiters; /* tsdb_wal_wait callers not yet decided */
+    int kick;              /* an append wants 'work' signalled (by tsdb_wal_unlock) */
+    wal_buf_t buf;         /* being filled */
+    wal_buf_t spare;       /* owned by the thread while writing */
+    uint64_t appended;     /* logical position after the last appended byte */
     uint64_t written, synced;
     uint64_t sync_req;    /* highest position a waiter wants synced */
     uint64_t write_req;   /* highest position a waiter wants written */
@@ -237,6 +262,75 @@ static struct timespec deadline_after(int64_t from_ns, unsigned ms)
     return (struct timespec){.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
 }
 
+/* ---- waiters ---------------------------------------------------------- */
+
+/* Sleeps while *word == val, until the absolute CLOCK_MONOTONIC time dl
+ * (NULL: no limit). 0, or ETIMEDOUT; a spurious return is 0 too. */
+static int futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *dl)
+{
+    long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val, dl, NULL,
+                     FUTEX_BITSET_MATCH_ANY);
+    return r < 0 && errno == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+static void futex_wake_one(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+}
+
+static int wal_failed_at(const tsdb_wal_t *w, uint64_t seq, int fsync);
+
+/* Under mu: is position seq decided for this kind of waiter? Sets *err to
+ * the failure that lost it (0 = written or synced as asked). */
+static int wal_decided(const tsdb_wal_t *w, uint64_t seq, int fsync, int *err)
+{
+    /* A failed range is checked first: after a failure the positions move
+     * past it, so "written >= seq" alone would read as success. */
+    *err = wal_failed_at(w, seq, fsync);
+    return *err || (fsync ? w->synced : w->written) >= seq;
+}
+
+/* Under mu: unlinks the waiters whose position is decided and returns them
+ * (linked by next) for wal_wake, to be called after mu is released. */
+static wal_waiter_t *wal_take_decided(tsdb_wal_t *w)
+{
+    wal_waiter_t *out = NULL;
+    for (wal_waiter_t **pp = &w->waiters; *pp;) {
+        wal_waiter_t *n = *pp;
+        if (!wal_decided(w, n->seq, n->fsync, &n->err)) {
+            pp = &n->next;
+            continue;
+        }
+        *pp = n->next;
+        n->listed = 0;
+        n->next = out;
+        out = n;
+    }
+    return out;
+}
+
+static void wal_wake(wal_waiter_t *n)
+{
+    while (n) {
+        wal_waiter_t *next = n->next;
+        atomic_store_explicit(&n->state, 1, memory_order_release);
+        /* The frame may be gone already: a wake on a dead address is at
+         * most a spurious wake-up, which every futex user tolerates. */
+        futex_wake_one(&n->state);
+        n = next;
+    }
+}
+
+/* Under mu: wakes the decided waiters with mu released meanwhile. */
+static void wal_wake_decided(tsdb_wal_t *w)
+{
+    wal_waiter_t *d = wal_take_decided(w);
+    if (!d) return;
+    pthread_mutex_unlock(&w->mu);
+    wal_wake(d);
+    pthread_mutex_lock(&w->mu);
+}
+
 /* ---- the group-commit thread ---------------------------------------- */
 
 static int flush_buf(tsdb_wal_t *w, wal_buf_t *b, int want_sync)
@@ -363,6 +457,7 @@ static void *wal_thread(void *arg)
                 w->last_sync = oct_clock_mono_ns();
                 w->failed = 0;
                 pthread_cond_broadcast(&w->done);
+                wal_wake_decided(w);
             }
             continue;
         }
@@ -418,10 +513,13 @@ static void *wal_thread(void *arg)
             }
         }
         w->spare.len = 0;
-        pthread_cond_broadcast(&w->done);
+        if (rc) pthread_cond_broadcast(&w->done); /* appenders see 'failed' */
+        wal_wake_decided(w);
     }
     pthread_cond_broadcast(&w->done);
+    wal_waiter_t *d = wal_take_decided(w);
     pthread_mutex_unlock(&w->mu);
+    wal_wake(d);
     return NULL;
 }
 
@@ -444,7 +542,10 @@ int tsdb_wal_lock(tsdb_wal_t *w, uint64_t *seg, oct_errbuf_t *eb)
         w->buf.split = w->buf.len;
         w->cur_seg++;
         hdr_make(h, w->cur_seg);
-        if (!w->buf.len) w->first_at = oct_clock_mono_ns();
+        if (!w->buf.len) {
+            w->first_at = oct_clock_mono_ns();
+            w->kick = 1; /* the thread may be asleep with nothing to time */
+        }
         buf_append(&w->buf, h, WAL_HDR);
         w->appended += WAL_HDR;
         w->cur_seg_len = WAL_HDR;
@@ -457,19 +558,22 @@ void tsdb_wal_append_locked(tsdb_wal_t *w, const uint8_t *rec, size_t n)
 {
     if (!w->buf.len) {
         w->first_at = oct_clock_mono_ns();
-        pthread_cond_signal(&w->work);
+        w->kick = 1;
     }
     buf_append(&w->buf, rec, n);
     w->appended += n;
     w->cur_seg_len += n;
-    if (w->buf.len >= WAL_URGENT_BYTES && w->buf.len - n < WAL_URGENT_BYTES)
-        pthread_cond_signal(&w->work);
+    if (w->buf.len >= WAL_URGENT_BYTES && w->buf.len - n < WAL_URGENT_BYTES) w->kick = 1;
 }
 
 uint64_t tsdb_wal_unlock(tsdb_wal_t *w)
 {
     uint64_t pos = w->appended;
+    int kick = w->kick;
+    w->kick = 0;
     pthread_mutex_unlock(&w->mu);
+    /* after unlocking, as in tsdb_wal_wait: the state it reacts to is set */
+    if (kick) pthread_cond_signal(&w->work);
     return pos;
 }
 
@@ -477,33 +581,49 @@ int tsdb_wal_wait(tsdb_wal_t *w, uint64_t seq, int fsync, int timeout_ms, oct_er
 {
     struct timespec dl = {0};
     if (timeout_ms >= 0) dl = deadline_after(oct_clock_mono_ns(), (unsigned)timeout_ms);
-    int rc = 0;
+    int kick = 0, f;
     pthread_mutex_lock(&w->mu);
     if (seq > w->appended) seq = w->appended;
     if (fsync && w->sync_req < seq) {
         w->sync_req = seq;
-        pthread_cond_signal(&w->work);
+        kick = 1;
     } else if (!fsync && w->written < seq && w->write_req < seq) {
         /* A waiter is a reason to write now rather than at the deadline. */
         w->write_req = seq;
-        pthread_cond_signal(&w->work);
+        kick = 1;
     }
-    /* A failed range is checked first: after a failure the positions move
-     * past it, so "written >= seq" alone would read as success. */
-    int f;
-    while (!(f = wal_failed_at(w, seq, fsync)) && (fsync ? w->synced : w->written) < seq) {
-        if (timeout_ms < 0) {
-            pthread_cond_wait(&w->done, &w->mu);
-        } else if (pthread_cond_timedwait(&w->done, &w->mu, &dl) == ETIMEDOUT) {
-            if ((f = wal_failed_at(w, seq, fsync)) || (fsync ? w->synced : w->written) >= seq)
-                break;
-            rc = oct_err(eb, OCT_EAGAIN, "timed out waiting for the write-ahead log");
-            break;
-        }
+    if (wal_decided(w, seq, fsync, &f)) {
+        pthread_mutex_unlock(&w->mu);
+        return f ? oct_err(eb, OCT_EIO, "write-ahead log failed: %s", oct_strerror(f)) : 0;
     }
-    if (!rc && f) rc = oct_err(eb, OCT_EIO, "write-ahead log failed: %s", oct_strerror(f));
+    wal_waiter_t me = {.next = w->waiters, .seq = seq, .fsync = fsync, .listed = 1};
+    atomic_init(&me.state, 0);
+    w->waiters = &me;
     pthread_mutex_unlock(&w->mu);
-    return rc;
+    /* Signalled after unlocking (the request was set under mu): a thread
+     * woken while we held mu would only block on it. */
+    if (kick) pthread_cond_signal(&w->work);
+
+    const struct timespec *limit = timeout_ms >= 0 ? &dl : NULL;
+    while (!atomic_load_explicit(&me.state, memory_order_acquire)) {
+        if (futex_wait(&me.state, 0, limit) != ETIMEDOUT) continue;
+        pthread_mutex_lock(&w->mu);
+        if (me.listed) { /* still ours to decide: unlink and answer */
+            for (wal_waiter_t **pp = &w->waiters; *pp; pp = &(*pp)->next)
+                if (*pp == &me) {
+                    *pp = me.next;
+                    break;
+                }
+            int done = wal_decided(w, seq, fsync, &f);
+            pthread_mutex_unlock(&w->mu);
+            if (f) return oct_err(eb, OCT_EIO, "write-ahead log failed: %s", oct_strerror(f));
+            return done ? 0 : oct_err(eb, OCT_EAGAIN, "timed out waiting for the write-ahead log");
+        }
+        pthread_mutex_unlock(&w->mu);
+        limit = NULL; /* decided: the thread is about to set state */
+    }
+    if (me.err) return oct_err(eb, OCT_EIO, "write-ahead log failed: %s", oct_strerror(me.err));
+    return 0;
 }
 
 uint64_t tsdb_wal_current_segment(tsdb_wal_t *w)

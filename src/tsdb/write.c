@@ -509,7 +509,8 @@ static int head_insert(tsdb_writer_t *w, tw_series_t *s, const codec_point_t *pt
         }
     if (!b) {
         if (s->nb == s->capb) {
-            s->capb = s->capb ? 2 * s->capb : 2;
+            /* one open hour is the common case; a second comes at the turn */
+            s->capb = s->capb ? 2 * s->capb : 1;
             s->b = xrealloc(s->b, s->capb * sizeof *s->b);
         }
         b = &s->b[s->nb++];
@@ -672,7 +673,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     w->grace_ms = 60000;
     map_init(&w->by_text, 0);
     map_init(&w->by_tsuid, 1);
-    w->index = tw_index_new();
+    w->index = tw_index_new(w);
     pthread_mutex_init(&w->create_mu, NULL);
     pthread_mutex_init(&w->flush_mu, NULL);
     pthread_mutex_init(&w->stop_mu, NULL);

@@ -142,6 +142,27 @@ static void test_smoke_run_has_every_figure(void **state)
     assert_non_null(strstr(md, "\nNotes:\n- points read/s: "));
     assert_non_null(strstr(md, "\n- after compaction: "));
     assert_non_null(strstr(md, "\n- by kind: "));
+    /* the cost curve (--smoke: one point, 200 series, octsdb alone): its row
+     * has octsdb's points/s and RSS per series, and its six query medians */
+    assert_non_null(strstr(md, "\n## Cost curve\n"));
+    static const char *const curve_rows[] = {"\n| 200 | "};
+    for (size_t i = 0; i < sizeof curve_rows / sizeof curve_rows[0]; i++) {
+        const char *line = strstr(md, curve_rows[i]);
+        if (!line) fail_msg("cost curve row missing: %s", curve_rows[i] + 1);
+        /* cells after the series count: per figure octsdb | VM | ratio */
+        const char *p = line + strlen(curve_rows[i]);
+        for (int fig = 0; fig < 8; fig++) {
+            char *end;
+            double v = strtod(p, &end);
+            if (end == p || !(v > 0))
+                fail_msg("cost curve: figure %d missing: %.120s", fig, line + 1);
+            for (int c = 0; c < 3; c++) { /* to the next figure's octsdb cell */
+                p = strstr(p, "| ");
+                assert_non_null(p);
+                p += 2;
+            }
+        }
+    }
     /* the same table went to stdout */
     char *so = read_all(log);
     assert_non_null(so);
