@@ -93,6 +93,7 @@ void tw_series_free(tw_series_t *s)
     for (uint32_t i = 0; i < s->nb; i++) {
         free(s->b[i].cur);
         free(s->b[i].fl);
+        free(s->b[i].sent);
     }
     free(s->b);
     free(s->tags);
