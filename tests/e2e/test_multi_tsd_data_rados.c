@@ -5,9 +5,10 @@
  *  - points of the same series and hours spread round-robin over the three
  *    TSDs (one batch sent twice, to two TSDs, as a load balancer's retry
  *    does) are answered identically by each TSD, exactly as sent, within
- *    the visibility bound; after the TSDs stop (compacting the closed hours)
- *    every row holds exactly one block cell, the compacted 4F 00 00, with
- *    exactly the points sent, and a restarted TSD answers the same;
+ *    the visibility bound; a series written through one TSD only is found
+ *    by the others' lookup and queries within the bound; after the TSDs stop (compacting the closed
+ * hours) every row holds exactly one block cell, the compacted 4F 00 00, with exactly the points
+ * sent, and a restarted TSD answers the same;
  *  - `kill -9` of one TSD during a sync=true load: every acknowledged point
  *    is answered by the other two at once, exactly once with the value
  *    sent, and again by the killed one after its restart.
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +221,11 @@ static void count_cells(const char *cfgpath, cells_ctx_t *c)
     free(dir);
 }
 
+static void *stop_thread(void *arg)
+{
+    return (void *)(intptr_t)tu_tsd_stop(arg);
+}
+
 static void spread_over_three_tsds_answers_the_same(void **state)
 {
     (void)state;
@@ -257,16 +264,55 @@ static void spread_over_three_tsds_answers_the_same(void **state)
      * visibility (only at the hour's compaction) would take minutes */
     assert_true(took < 3000);
 
-    /* Clean stops compact the closed hours, each TSD what it wrote. */
+    /* A series written through one TSD only is found by the others' lookup,
+     * tag filters and queries within the bound (their series index learns it). */
+    put(&t[0],
+        "[{\"metric\":\"mtd.only\",\"timestamp\":1356998400,\"value\":41,"
+        "\"tags\":{\"host\":\"z\"}},{\"metric\":\"mtd.only\",\"timestamp\":1356998401,"
+        "\"value\":42,\"tags\":{\"host\":\"z\"}}]",
+        0);
+    t0 = now_ms();
+    for (int i = 1; i < NTSD; i++) {
+        int found = 0;
+        while (!found && now_ms() - t0 < 10000) {
+            char *lk = NULL, *qr = NULL;
+            int a = tu_http(t[i].port, "GET", "/api/search/lookup?m=mtd.only%7Bhost=*%7D", NULL,
+                            NULL, 0, &lk, NULL);
+            int b = tu_http(t[i].port, "GET",
+                            "/api/query?start=1356998400&end=1356998402&m=sum:mtd.only%7Bhost=z%7D",
+                            NULL, NULL, 0, &qr, NULL);
+            found = a == 200 && lk && strstr(lk, "\"totalResults\":1") &&
+                    strstr(lk, "\"tags\":{\"host\":\"z\"}") && b == 200 && qr &&
+                    strstr(qr, "\"dps\":{\"1356998400\":41,\"1356998401\":42}");
+            free(lk);
+            free(qr);
+            if (!found) usleep(20000);
+        }
+        if (!found) fail_msg("tsd %d does not find the series written through tsd 0", i);
+    }
+    took = now_ms() - t0;
+    printf("a series written through one TSD was found by the others after %lld ms\n",
+           (long long)took);
+    assert_true(took < 3000);
+
+    /* Clean stops compact the closed hours, each TSD what it wrote: all
+     * three at once, so that their compactions of the same rows race. */
+    pthread_t th[NTSD];
     for (int i = 0; i < NTSD; i++)
-        assert_int_equal(tu_tsd_stop(&t[i]), 0);
+        assert_int_equal(pthread_create(&th[i], NULL, stop_thread, &t[i]), 0);
+    for (int i = 0; i < NTSD; i++) {
+        void *st;
+        pthread_join(th[i], &st);
+        assert_int_equal((intptr_t)st, 0);
+    }
     cells_ctx_t c = {0};
     count_cells(cfg, &c);
-    /* 3 series x 2 hours: one compacted cell each, every point once */
-    assert_int_equal(c.rows, SP_SERIES * 2);
-    assert_int_equal(c.cells, SP_SERIES * 2);
-    assert_int_equal(c.compacted, SP_SERIES * 2);
-    assert_int_equal(c.points, (size_t)total);
+    /* 3 series x 2 hours, and mtd.only's row: one compacted cell each,
+     * every point once */
+    assert_int_equal(c.rows, SP_SERIES * 2 + 1);
+    assert_int_equal(c.cells, SP_SERIES * 2 + 1);
+    assert_int_equal(c.compacted, SP_SERIES * 2 + 1);
+    assert_int_equal(c.points, (size_t)total + 2);
 
     /* A TSD that comes back answers from the store alone. */
     if (restart(&t[1], cfg)) fail_msg("tsd 1 did not restart");
