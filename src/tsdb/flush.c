@@ -30,6 +30,8 @@
 #define TW_JOBS 256
 /* shared store: a writer's cells per series-hour before it rewrites them as one */
 #define TW_OWN_MAX 16
+/* shared store: compactions per pass (not forced) */
+#define TW_COMPACT_PER_PASS 64
 
 typedef struct {
     uint8_t b[CODEC_BLOCK_WQUAL_LEN];
@@ -451,6 +453,7 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
     uint64_t pos = w->shared ? tsdb_wal_position(w->wal) : 0;
     pthread_rwlock_unlock(&w->barrier);
     int skipped = 0;
+    size_t n_compact = 0;
 
     tw_pass_t *ps = xcalloc(1, sizeof *ps);
     int64_t now = oct_clock_wall_ms();
@@ -463,6 +466,10 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
             tw_bucket_t *b = &s->b[bi];
             int closed = now >= (b->base_s + CODEC_ROWKEY_SPAN_S) * 1000 + w->grace_ms;
             int final = closed && (force || now - b->last_ms >= w->grace_ms);
+            /* shared: compactions take two round trips each; a few per pass
+             * keep the pass (visibility, sync puts) short, the rest wait */
+            if (w->shared && final && !force && n_compact >= TW_COMPACT_PER_PASS) final = 0;
+            n_compact += w->shared && final;
             int go = b->n && (force || final || w->shared ||
                               (w->open_flush_ms && now - b->first_ms >= w->open_flush_ms));
             /* shared: this writer's cells in the row wait for compaction */

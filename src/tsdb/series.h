@@ -134,6 +134,7 @@ struct tsdb_writer {
     uint64_t stored_pos;
     pthread_cond_t stored_cv;
     int kick;
+    int64_t journal_next; /* shared: the minute tw_shared_refresh reads from */
 
     pthread_mutex_t flush_mu; /* one flusher at a time */
     pthread_t flush_thr;
@@ -221,7 +222,11 @@ OCT_MUST_CHECK int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb);
 /* shared.c: several TSDs on one store (docs/scale-out.md). */
 /* Takes this TSD's writer id from the store (docs/format/layout.md). */
 OCT_MUST_CHECK int tw_shared_open(tsdb_writer_t *w, oct_errbuf_t *eb);
-/* Reads the series rows of tsdb-meta again and adds the unknown ones. */
+/* Records new series (their TSUIDs) in the journal the other TSDs read. */
+OCT_MUST_CHECK int tw_shared_journal(tsdb_writer_t *w, const oct_slice_t *tsuids, size_t n,
+                                     oct_errbuf_t *eb);
+/* Reads the journal since the last call and adds the series it does not
+ * know (the flush thread only). */
 OCT_MUST_CHECK int tw_shared_refresh(tsdb_writer_t *w, oct_errbuf_t *eb);
 /* Waits until every point accepted up to WAL position pos is in the store,
  * waking the flusher for it (timeout_ms < 0: no limit). 0, OCT_EAGAIN on
