@@ -53,33 +53,31 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A config file: the cluster's, plus a namespace of this run's own. */
-static char *make_config(const char *tag, char *ns, size_t nscap)
+/* Three TSDs on a fresh namespace of the cluster whose config file is
+ * `cluster`, each its own data dir. Returns their config file's path
+ * (malloc'd): the cluster's, plus the namespace. */
+static char *start_three(const char *cluster, const char *tag, tu_tsd_t *t)
 {
-    snprintf(ns, nscap, "mtd-%s-%ld-%lld", tag, (long)getpid(), (long long)time(NULL));
     char *dir = tu_tempdir();
     char *path = malloc(strlen(dir) + 32);
     sprintf(path, "%s/octsdb.conf", dir);
-    FILE *in = fopen(cluster_cfg, "r"), *out = fopen(path, "w");
+    FILE *in = fopen(cluster, "r"), *out = fopen(path, "w");
     assert_non_null(in);
     assert_non_null(out);
     char line[4096];
     while (fgets(line, sizeof line, in))
         fputs(line, out);
-    fprintf(out, "\ntsd.storage.rados.namespace = %s\n", ns);
+    fprintf(out, "\ntsd.storage.rados.namespace = mtd-%s-%ld-%lld\n", tag, (long)getpid(),
+            (long long)time(NULL));
     fclose(in);
     fclose(out);
     free(dir);
-    return path;
-}
-
-static void start_all(tu_tsd_t *t, const char *cfg)
-{
     char arg[4200];
-    snprintf(arg, sizeof arg, "--config=%s", cfg);
+    snprintf(arg, sizeof arg, "--config=%s", path);
     const char *extra[] = {arg, "--auto-metric", NULL};
     for (int i = 0; i < NTSD; i++)
         if (tu_tsd_start(&t[i], extra)) fail_msg("tsd %d did not start", i);
+    return path;
 }
 
 static int restart(tu_tsd_t *t, const char *cfg)
@@ -234,10 +232,8 @@ static void *stop_thread(void *arg)
 static void spread_over_three_tsds_answers_the_same(void **state)
 {
     (void)state;
-    char ns[128];
-    char *cfg = make_config("spread", ns, sizeof ns);
     tu_tsd_t t[NTSD] = {{0}};
-    start_all(t, cfg);
+    char *cfg = start_three(cluster_cfg, "spread", t);
 
     int total = SP_SERIES * SP_POINTS;
     int nb = 0;
@@ -335,6 +331,7 @@ static void spread_over_three_tsds_answers_the_same(void **state)
 
 typedef struct {
     tu_tsd_t *t;
+    pthread_t th;
     _Atomic int stop;
     unsigned char acked[KL_MAX]; /* batch b acknowledged (204) */
     int sent;
@@ -379,6 +376,21 @@ static void *load_thread(void *arg)
     return NULL;
 }
 
+/* Starts the sync load over the three TSDs t. */
+static load_t *load_start(tu_tsd_t *t)
+{
+    load_t *l = calloc(1, sizeof *l);
+    l->t = t;
+    assert_int_equal(pthread_create(&l->th, NULL, load_thread, l), 0);
+    return l;
+}
+
+static void load_stop(load_t *l)
+{
+    atomic_store(&l->stop, 1);
+    pthread_join(l->th, NULL);
+}
+
 /* Checks t's answer for mtd.kill: every acked point present with its value,
  * every point present one that was sent. Returns the points answered. */
 static size_t kl_check(const tu_tsd_t *t, const load_t *l)
@@ -421,19 +433,13 @@ static size_t kl_check(const tu_tsd_t *t, const load_t *l)
 static void kill_one_tsd_during_sync_load_loses_nothing(void **state)
 {
     (void)state;
-    char ns[128];
-    char *cfg = make_config("kill", ns, sizeof ns);
     tu_tsd_t t[NTSD] = {{0}};
-    start_all(t, cfg);
-    load_t *l = calloc(1, sizeof *l);
-    l->t = t;
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, load_thread, l), 0);
+    char *cfg = start_three(cluster_cfg, "kill", t);
+    load_t *l = load_start(t);
     usleep(1500 * 1000);
     tu_tsd_kill(&t[1]); /* mid-load: its sync puts in flight fail */
     usleep(1000 * 1000);
-    atomic_store(&l->stop, 1);
-    pthread_join(th, NULL);
+    load_stop(l);
     int acked = 0, lost_tsd = 0;
     for (int b = 0; b < l->sent; b++) {
         acked += l->acked[b];
@@ -504,17 +510,9 @@ static void kill_one_osd_during_sync_load_loses_nothing(void **state)
     int st = pclose(p);
     if (st != 0 || !conf[0]) fail_msg("the test's own cluster did not start (%d)", st);
     conf[strcspn(conf, "\n")] = 0;
-    const char *shared = cluster_cfg;
-    cluster_cfg = conf;
-    char ns[128];
-    char *cfg = make_config("osd", ns, sizeof ns);
-    cluster_cfg = shared;
     tu_tsd_t t[NTSD] = {{0}};
-    start_all(t, cfg);
-    load_t *l = calloc(1, sizeof *l);
-    l->t = t;
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, load_thread, l), 0);
+    char *cfg = start_three(conf, "osd", t);
+    load_t *l = load_start(t);
     usleep(1500 * 1000);
     /* kill -9 one OSD, by the pid the cluster script recorded */
     char pidf[4400];
@@ -527,8 +525,7 @@ static void kill_one_osd_during_sync_load_loses_nothing(void **state)
     assert_int_equal(kill(pid, SIGKILL), 0);
     int sent_at_kill = l->sent;
     usleep(4000 * 1000);
-    atomic_store(&l->stop, 1);
-    pthread_join(th, NULL);
+    load_stop(l);
     int acked = 0, acked_after = 0;
     for (int b = 0; b < l->sent; b++) {
         acked += l->acked[b];
