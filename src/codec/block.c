@@ -602,3 +602,37 @@ int codec_block_qualifier_parse(const uint8_t *qual, size_t len, uint16_t *seq)
     if (seq) *seq = oct_get_be16(qual + 1);
     return 1;
 }
+
+void codec_block_writer_qualifier(uint32_t writer, uint32_t seq, uint8_t out[CODEC_BLOCK_WQUAL_LEN])
+{
+    out[0] = CODEC_BLOCK_QUAL_PREFIX;
+    oct_put_be32(out + 1, writer);
+    oct_put_be32(out + 5, seq);
+}
+
+int codec_block_writer_qualifier_parse(const uint8_t *qual, size_t len, uint32_t *writer,
+                                       uint32_t *seq)
+{
+    if (len != CODEC_BLOCK_WQUAL_LEN || qual[0] != CODEC_BLOCK_QUAL_PREFIX) return 0;
+    if (writer) *writer = oct_get_be32(qual + 1);
+    if (seq) *seq = oct_get_be32(qual + 5);
+    return 1;
+}
+
+int codec_block_qualifier_rank(const uint8_t *qual, size_t len, int64_t *rank)
+{
+    uint16_t s16;
+    uint32_t wr, seq;
+    if (codec_block_qualifier_parse(qual, len, &s16)) {
+        if (rank) *rank = s16;
+        return 1;
+    }
+    if (codec_block_writer_qualifier_parse(qual, len, &wr, &seq)) {
+        /* seq < 2^31 in practice; clamped so that the rank fits int64 below
+         * the head's ranks */
+        uint64_t r = 65536 + ((uint64_t)(seq < 0x7FFFFFFEu ? seq : 0x7FFFFFFEu) << 32) + wr;
+        if (rank) *rank = (int64_t)r;
+        return 1;
+    }
+    return 0;
+}

@@ -128,7 +128,24 @@ int codec_block_iter_next(codec_block_iter_t *it, codec_point_t *pt);
 /* Writes the 3-byte qualifier 4F <seq hi> <seq lo> into out. */
 void codec_block_qualifier(uint16_t seq, uint8_t out[CODEC_BLOCK_QUAL_LEN]);
 
-/* Returns 1 and sets *seq if qual[0..len) is a block qualifier, else 0. */
+/* Returns 1 and sets *seq if qual[0..len) is a 3-byte block qualifier,
+ * else 0 (the 9-byte writer form included: see codec_block_qualifier_rank). */
 int codec_block_qualifier_parse(const uint8_t *qual, size_t len, uint16_t *seq);
+
+/* The writer form (docs/format/block.md): 4F, writer id uint32 BE, seq
+ * uint32 BE; written by TSDs sharing a store for hours still open. */
+#define CODEC_BLOCK_WQUAL_LEN 9
+void codec_block_writer_qualifier(uint32_t writer, uint32_t seq,
+                                  uint8_t out[CODEC_BLOCK_WQUAL_LEN]);
+/* 1 if qual[0..len) is the writer form (setting *writer and *seq if not
+ * NULL), else 0. */
+int codec_block_writer_qualifier_parse(const uint8_t *qual, size_t len, uint32_t *writer,
+                                       uint32_t *seq);
+
+/* 1 if qual[0..len) is a block qualifier of either form, setting *rank (if
+ * not NULL) to the block's rank among the blocks of a row: the 3-byte form
+ * its seq (0..65535), the writer form 65536 + seq * 2^32 + writer, so that
+ * every reader orders the same cells the same way. Else 0. */
+int codec_block_qualifier_rank(const uint8_t *qual, size_t len, int64_t *rank);
 
 #endif

@@ -161,6 +161,10 @@ const oct_config__key_t oct_config__keys[] = {
      * 5 min keeps memory and WAL bounded at little write amplification for one TSD; set ~1000
      * when several TSDs share a store so that each sees the others' points within a second. */
     INT("tsd.storage.head.open_flush_ms", "300000", 0, I32),
+    /* octsdb's own: on a store several TSDs share (rados), a point accepted by one TSD is
+     * answered by every TSD's queries within this bound (ms): each TSD writes what it accepted
+     * to the store every half of it and learns new series as often (docs/scale-out.md). */
+    INT("tsd.storage.shared.visibility_ms", "500", 2, 3600000),
     /* octsdb's own: longest time (ms) a put waits in memory before the WAL thread write(2)s
      * it: the kill -9 exposure of telnet puts. 10 ms costs ~100 syscalls/s. */
     INT("tsd.storage.wal.flush_interval_ms", "10", 1, 60000),

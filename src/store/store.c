@@ -83,6 +83,11 @@ int store_is_read_only(const store_t *st)
     return st->methods->is_read_only(st);
 }
 
+const char *store_backend_name(const store_t *st)
+{
+    return st->methods->name;
+}
+
 int store_get(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t row, oct_slice_t family,
               store_result_t *out, oct_errbuf_t *eb)
 {

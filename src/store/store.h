@@ -160,6 +160,8 @@ void store_close(store_t *st);
 
 /* 1 if st was opened with read_only (every write fails), else 0. */
 int store_is_read_only(const store_t *st);
+/* The name of st's backend (tsd.storage.backend's value that chose it). */
+const char *store_backend_name(const store_t *st);
 
 /* Appends the cells of one row (only 'family' if its len > 0) to 'out', in
  * (family, qualifier) order. Returns the number of cells appended (0 = no such

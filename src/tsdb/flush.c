@@ -28,6 +28,15 @@
 #include "tsdb/series.h"
 
 #define TW_JOBS 256
+/* shared store: a writer's cells per series-hour before it rewrites them as one */
+#define TW_OWN_MAX 16
+/* shared store: compactions per pass (not forced) */
+#define TW_COMPACT_PER_PASS 64
+
+typedef struct {
+    uint8_t b[CODEC_BLOCK_WQUAL_LEN];
+    uint8_t len;
+} tw_qual_t;
 
 typedef struct {
     tw_series_t *s;
@@ -38,12 +47,18 @@ typedef struct {
     int32_t next_seq; /* as known at pick time */
     int32_t new_next; /* after the write */
     uint64_t min_seg;
+    /* shared store: the bucket's own cells at pick time */
+    uint32_t own_lo, wseq;
+    const codec_point_t *sent;
+    uint32_t nsent;
+    int rc; /* a compaction's own result (shared store: one CAS per row) */
     /* owned buffers for the store ops */
     uint8_t key[CODEC_ROWKEY_MAX_SALT + 8 + 4 + TW_MAX_TSUID];
     size_t klen;
     uint8_t *val;
-    uint8_t qual[CODEC_BLOCK_QUAL_LEN];
-    uint8_t (*dels)[CODEC_BLOCK_QUAL_LEN];
+    uint8_t qual[CODEC_BLOCK_WQUAL_LEN];
+    size_t qlen;
+    tw_qual_t *dels; /* cells the write deletes */
     size_t ndels;
     size_t vlen;
 } tw_job_t;
@@ -73,6 +88,154 @@ static int encode_into(tw_job_t *j, const codec_point_t *pts, size_t n, oct_errb
     return 0;
 }
 
+/* Encodes the points of the block cells in blk merged with the job's
+ * points (ranked above every cell) into job->val. */
+static int merge_encode(tsdb_writer_t *w, tw_job_t *j, const store_result_t *blk,
+                        uint64_t *conflicts, oct_errbuf_t *eb)
+{
+    tw_rpt_t *v = NULL;
+    size_t n = 0, cap = 0;
+    int32_t ms;
+    int rc = tw_row_points(blk, 0, blk->n, (uint32_t)j->base_s, INT64_MIN, INT64_MAX, &v, &n, &cap,
+                           &ms, eb);
+    if (rc) goto out;
+    if (n + j->n > cap) {
+        cap = n + j->n;
+        v = xrealloc(v, cap * sizeof *v);
+    }
+    for (uint32_t i = 0; i < j->n; i++)
+        v[n++] = (tw_rpt_t){j->pts[i], TW_RANK_FLUSHING};
+    codec_point_t *m = xmalloc((n ? n : 1) * sizeof *m);
+    size_t k = tw_merge_ranked(v, n, w->fix_dups, conflicts, m);
+    rc = encode_into(j, m, k, eb);
+    free(m);
+out:
+    free(v);
+    return rc;
+}
+
+/* Sorted union of a and b (one point per timestamp; on a tie b's point
+ * with fix_dups, else a's) into a new array; *n_out its length. */
+static codec_point_t *points_union(const codec_point_t *a, size_t na, const codec_point_t *b,
+                                   size_t nb, int fix_dups, size_t *n_out)
+{
+    codec_point_t *o = xmalloc((na + nb ? na + nb : 1) * sizeof *o);
+    size_t i = 0, k = 0, n = 0;
+    while (i < na || k < nb) {
+        if (k == nb || (i < na && a[i].ts_ms < b[k].ts_ms)) {
+            o[n++] = a[i++];
+        } else if (i == na || b[k].ts_ms < a[i].ts_ms) {
+            o[n++] = b[k++];
+        } else {
+            o[n++] = fix_dups ? b[k] : a[i];
+            i++;
+            k++;
+        }
+    }
+    *n_out = n;
+    return o;
+}
+
+/* Shared store, an open hour: the job's points become a cell of this
+ * writer's (next seq); once it holds TW_OWN_MAX cells in the row, one cell
+ * with everything it sent to the row replaces them, in the same atomic
+ * write (one partition). No read: no other TSD writes this writer's cells. */
+static int shared_prepare_open(tsdb_writer_t *w, tw_job_t *j, oct_errbuf_t *eb)
+{
+    int r = codec_rowkey_from_tsuid(&w->rk, j->s->tsuid, j->s->tsuid_len, j->base_s, j->key,
+                                    sizeof j->key, eb);
+    if (r < 0) return r;
+    j->klen = (size_t)r;
+    codec_block_writer_qualifier(w->writer_id, j->wseq, j->qual);
+    j->qlen = CODEC_BLOCK_WQUAL_LEN;
+    if (j->wseq - j->own_lo < TW_OWN_MAX) return encode_into(j, j->pts, j->n, eb);
+    size_t n;
+    codec_point_t *all = points_union(j->sent, j->nsent, j->pts, j->n, w->fix_dups, &n);
+    int rc = encode_into(j, all, n, eb);
+    free(all);
+    j->dels = xmalloc((j->wseq - j->own_lo) * sizeof *j->dels);
+    for (uint32_t q = j->own_lo; q < j->wseq; q++) {
+        tw_qual_t *d = &j->dels[j->ndels++];
+        codec_block_writer_qualifier(w->writer_id, q, d->b);
+        d->len = CODEC_BLOCK_WQUAL_LEN;
+    }
+    return rc;
+}
+
+/* Shared store, a closed hour: compaction, exactly once whichever TSDs
+ * wrote the row (docs/scale-out.md). Reads every block cell of the row,
+ * merges them with the job's points and writes one compare-and-set: every
+ * cell read still as read (the compacted one absent if none was read) ->
+ * delete them, put the merged block as 4F 00 00. A racing compaction or
+ * rewrite fails the comparison: read again. Sets j->rc. */
+static void shared_compact(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_errbuf_t *eb)
+{
+    int r = codec_rowkey_from_tsuid(&w->rk, j->s->tsuid, j->s->tsuid_len, j->base_s, j->key,
+                                    sizeof j->key, eb);
+    if (r < 0) {
+        j->rc = r;
+        return;
+    }
+    j->klen = (size_t)r;
+    oct_slice_t part = oct_slice(j->key, codec_rowkey_partition_prefix_len(&w->rk));
+    oct_slice_t rowk = oct_slice(j->key, j->klen), fam = oct_slice_str(TW_FAMILY);
+    uint8_t q0[CODEC_BLOCK_QUAL_LEN];
+    codec_block_qualifier(0, q0);
+    int rc = OCT_ECASFAIL;
+    for (int attempt = 0; attempt < 32 && rc == OCT_ECASFAIL; attempt++) {
+        store_result_t row = STORE_RESULT_INIT, blk = STORE_RESULT_INIT;
+        rc = store_get(w->st, STORE_TABLE_DATA, part, rowk, fam, &row, eb);
+        if (rc < 0) {
+            store_result_free(&row);
+            break;
+        }
+        int have0 = 0;
+        for (size_t i = 0; i < row.n; i++) {
+            const store_cell_t *c = &row.cells[i];
+            if (!codec_block_qualifier_rank(c->qualifier.ptr, c->qualifier.len, NULL)) continue;
+            store_result_add(&blk, c->row, c->family, c->qualifier, c->value);
+            if (oct_slice_eq(c->qualifier, oct_slice(q0, sizeof q0))) have0 = 1;
+        }
+        if (j->n == 0 && (blk.n == 0 || (blk.n == 1 && have0))) {
+            rc = 0; /* compact already (or nothing here): nothing to write */
+        } else {
+            free(j->val);
+            j->val = NULL;
+            uint64_t conf = 0;
+            rc = merge_encode(w, j, &blk, &conf, eb);
+            if (!rc) {
+                store_check_t *ck = xmalloc((blk.n + 1) * sizeof *ck);
+                store_op_t *ops = xmalloc((blk.n + 1) * sizeof *ops);
+                size_t nck = 0, nops = 0;
+                for (size_t i = 0; i < blk.n; i++) {
+                    const store_cell_t *c = &blk.cells[i];
+                    ck[nck++] = (store_check_t){STORE_CHECK_EQUALS, *c};
+                    if (!oct_slice_eq(c->qualifier, oct_slice(q0, sizeof q0)))
+                        ops[nops++] = (store_op_t){
+                            STORE_OP_DELETE_CELL, part, {rowk, fam, c->qualifier, {NULL, 0}}};
+                }
+                if (!have0)
+                    ck[nck++] = (store_check_t){STORE_CHECK_ABSENT,
+                                                {rowk, fam, oct_slice(q0, sizeof q0), {NULL, 0}}};
+                ops[nops++] =
+                    (store_op_t){STORE_OP_PUT,
+                                 part,
+                                 {rowk, fam, oct_slice(q0, sizeof q0), oct_slice(j->val, j->vlen)}};
+                rc = store_cas(w->st, STORE_TABLE_DATA, part, ck, nck, ops, nops, 0, eb);
+                free(ck);
+                free(ops);
+                if (!rc) *conflicts += conf;
+            }
+        }
+        store_result_free(&row);
+        store_result_free(&blk);
+    }
+    if (rc == OCT_ECASFAIL)
+        rc = oct_err(eb, OCT_EIO, "compacting a row of hour %lld kept racing other writers",
+                     (long long)j->base_s);
+    j->rc = rc < 0 ? rc : 0;
+}
+
 /* Prepares the store ops of one job (reading the row when needed). */
 static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_errbuf_t *eb)
 {
@@ -83,8 +246,6 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
     size_t plen = codec_rowkey_partition_prefix_len(&w->rk);
     int32_t next = j->next_seq;
     store_result_t row = STORE_RESULT_INIT;
-    tw_rpt_t *v = NULL;
-    size_t n = 0, cap = 0;
     int rc = 0;
     int have_row = 0;
     if (next < 0 || (j->final && next > 0) || next > 65535) {
@@ -102,6 +263,7 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
         }
         next++; /* 0 when the row holds no block */
     }
+    j->qlen = CODEC_BLOCK_QUAL_LEN;
     if (!j->final && next <= 65535) {
         /* an extra block with the next seq */
         codec_block_qualifier((uint16_t)next, j->qual);
@@ -135,25 +297,15 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
             continue;
         store_result_add(&blk, row.cells[i].row, row.cells[i].family, row.cells[i].qualifier,
                          row.cells[i].value);
-        if (seq != 0) codec_block_qualifier(seq, j->dels[j->ndels++]);
+        if (seq != 0) {
+            tw_qual_t *d = &j->dels[j->ndels++];
+            codec_block_qualifier(seq, d->b);
+            d->len = CODEC_BLOCK_QUAL_LEN;
+        }
     }
-    int32_t ms;
-    rc = tw_row_points(&blk, 0, blk.n, (uint32_t)j->base_s, INT64_MIN, INT64_MAX, &v, &n, &cap, &ms,
-                       eb);
+    rc = merge_encode(w, j, &blk, conflicts, eb);
     store_result_free(&blk);
-    if (rc) goto out;
-    if (n + j->n > cap) {
-        cap = n + j->n;
-        v = xrealloc(v, cap * sizeof *v);
-    }
-    for (uint32_t i = 0; i < j->n; i++)
-        v[n++] = (tw_rpt_t){j->pts[i], TW_RANK_FLUSHING};
-    codec_point_t *m = xmalloc((n ? n : 1) * sizeof *m);
-    size_t k = tw_merge_ranked(v, n, w->fix_dups, conflicts, m);
-    rc = encode_into(j, m, k, eb);
-    free(m);
 out:
-    free(v);
     store_result_free(&row);
     return rc;
 }
@@ -192,50 +344,87 @@ static void bucket_restore(tsdb_writer_t *w, tw_bucket_t *b)
 
 static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
 {
-    int rc = 0;
+    int rc = 0, wrc = 0;
     uint64_t conflicts = 0;
     size_t nops = 0;
     size_t plen = codec_rowkey_partition_prefix_len(&w->rk);
-    for (size_t i = 0; i < ps->n && !rc; i++) {
+    for (size_t i = 0; i < ps->n; i++) {
         tw_job_t *j = &ps->jobs[i];
-        rc = job_prepare(w, j, &conflicts, eb);
-        if (rc) break;
+        if (w->shared && j->final) {
+            /* one compare-and-set of its own, outside the batch */
+            shared_compact(w, j, &conflicts, eb);
+            if (j->rc && !rc) rc = j->rc;
+            continue;
+        }
+        if (wrc) {
+            j->rc = wrc;
+            continue;
+        }
+        wrc = w->shared && !j->final ? shared_prepare_open(w, j, eb)
+                                     : job_prepare(w, j, &conflicts, eb);
+        if (wrc) {
+            j->rc = wrc;
+            continue;
+        }
         size_t need = nops + 1 + j->ndels;
         if (need > ps->ops_cap) {
             ps->ops_cap = need * 2;
             ps->ops = xrealloc(ps->ops, ps->ops_cap * sizeof *ps->ops);
         }
         oct_slice_t part = oct_slice(j->key, plen), rowk = oct_slice(j->key, j->klen);
-        ps->ops[nops++] =
-            (store_op_t){STORE_OP_PUT,
-                         part,
-                         {rowk, oct_slice_str(TW_FAMILY), oct_slice(j->qual, CODEC_BLOCK_QUAL_LEN),
-                          oct_slice(j->val, j->vlen)}};
+        ps->ops[nops++] = (store_op_t){STORE_OP_PUT,
+                                       part,
+                                       {rowk, oct_slice_str(TW_FAMILY), oct_slice(j->qual, j->qlen),
+                                        oct_slice(j->val, j->vlen)}};
         for (size_t d = 0; d < j->ndels; d++)
             ps->ops[nops++] =
                 (store_op_t){STORE_OP_DELETE_CELL,
                              part,
                              {rowk, oct_slice_str(TW_FAMILY),
-                              oct_slice(j->dels[d], CODEC_BLOCK_QUAL_LEN), oct_slice(NULL, 0)}};
+                              oct_slice(j->dels[d].b, j->dels[d].len), oct_slice(NULL, 0)}};
     }
-    if (!rc && nops)
-        rc = store_write(w->st, STORE_TABLE_DATA, ps->ops, nops, sync ? STORE_SYNC : 0, eb);
-    uint64_t flushed = 0;
+    if (!wrc && nops)
+        wrc = store_write(w->st, STORE_TABLE_DATA, ps->ops, nops, sync ? STORE_SYNC : 0, eb);
+    if (wrc) {
+        rc = wrc;
+        for (size_t i = 0; i < ps->n; i++)
+            if (!(w->shared && ps->jobs[i].final)) ps->jobs[i].rc = wrc;
+    }
+    uint64_t flushed = 0, blocks = 0;
     for (size_t i = 0; i < ps->n; i++) {
         tw_job_t *j = &ps->jobs[i];
         tw_series_t *s = j->s;
         pthread_mutex_lock(&s->mu);
         tw_bucket_t *b = bucket_of(s, j->base_s);
         if (b) {
-            if (rc) {
+            if (j->rc) {
                 bucket_restore(w, b);
             } else {
                 flushed += b->nfl;
+                blocks++;
+                if (w->shared && !j->final) {
+                    /* its points are in this writer's cells now */
+                    size_t n;
+                    codec_point_t *u =
+                        points_union(b->sent, b->nsent, b->fl, b->nfl, w->fix_dups, &n);
+                    free(b->sent);
+                    b->sent = u;
+                    b->nsent = b->capsent = (uint32_t)n;
+                    if (j->ndels) b->own_lo = j->wseq;
+                    b->wseq = j->wseq + 1;
+                }
                 free(b->fl);
                 b->fl = NULL;
                 b->nfl = 0;
                 b->fl_min_seg = UINT64_MAX;
                 b->next_seq = j->new_next;
+                if (j->final && w->shared) {
+                    /* every cell of ours was compacted with the rest */
+                    free(b->sent);
+                    b->sent = NULL;
+                    b->nsent = b->capsent = 0;
+                    b->own_lo = b->wseq = 0;
+                }
                 if (j->final && b->n == 0) {
                     free(b->cur);
                     *b = s->b[--s->nb];
@@ -246,13 +435,10 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
         free(j->val);
         free(j->dels);
     }
-    if (rc) {
-        atomic_fetch_add(&w->flush_errors, 1);
-    } else {
-        atomic_fetch_sub(&w->head_points, flushed);
-        atomic_fetch_add(&w->blocks_flushed, ps->n);
-        if (conflicts) atomic_fetch_add(&w->duplicates, conflicts);
-    }
+    if (rc) atomic_fetch_add(&w->flush_errors, 1);
+    atomic_fetch_sub(&w->head_points, flushed);
+    atomic_fetch_add(&w->blocks_flushed, blocks);
+    if (conflicts) atomic_fetch_add(&w->duplicates, conflicts);
     ps->n = 0;
     return rc;
 }
@@ -263,7 +449,11 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
     /* Every put that logged to a segment below S has reached the head. */
     pthread_rwlock_wrlock(&w->barrier);
     uint64_t min_seg = tsdb_wal_current_segment(w->wal);
+    /* and every put logged below pos (shared: stored when this pass succeeds) */
+    uint64_t pos = w->shared ? tsdb_wal_position(w->wal) : 0;
     pthread_rwlock_unlock(&w->barrier);
+    int skipped = 0;
+    size_t n_compact = 0;
 
     tw_pass_t *ps = xcalloc(1, sizeof *ps);
     int64_t now = oct_clock_wall_ms();
@@ -276,16 +466,23 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
             tw_bucket_t *b = &s->b[bi];
             int closed = now >= (b->base_s + CODEC_ROWKEY_SPAN_S) * 1000 + w->grace_ms;
             int final = closed && (force || now - b->last_ms >= w->grace_ms);
-            int go = b->n && (force || final ||
+            /* shared: compactions take two round trips each; a few per pass
+             * keep the pass (visibility, sync puts) short, the rest wait */
+            if (w->shared && final && !force && n_compact >= TW_COMPACT_PER_PASS) final = 0;
+            n_compact += w->shared && final;
+            int go = b->n && (force || final || w->shared ||
                               (w->open_flush_ms && now - b->first_ms >= w->open_flush_ms));
-            if (!b->n && final && b->next_seq <= 1) {
+            /* shared: this writer's cells in the row wait for compaction */
+            int extra = w->shared ? b->wseq > 0 : b->next_seq > 1;
+            if (!b->n && final && !extra) {
                 /* nothing left and the row is compact: forget the bucket */
                 free(b->cur);
                 free(b->fl);
+                free(b->sent);
                 *b = s->b[--s->nb];
                 continue;
             }
-            if (!b->n && final && b->next_seq > 1) go = 1; /* compact the extra blocks */
+            if (!b->n && final && extra) go = 1; /* compact the extra blocks */
             if (go && ps->n < TW_JOBS) {
                 tw_job_t *j = &ps->jobs[ps->n++];
                 memset(j, 0, offsetof(tw_job_t, key));
@@ -296,6 +493,10 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
                 j->base_s = b->base_s;
                 j->final = final;
                 j->next_seq = b->next_seq;
+                j->own_lo = b->own_lo;
+                j->wseq = b->wseq;
+                j->sent = b->sent;
+                j->nsent = b->nsent;
                 b->fl = b->cur;
                 b->nfl = b->n;
                 b->fl_min_seg = b->cur_min_seg;
@@ -304,8 +505,9 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
                 b->cur_min_seg = UINT64_MAX;
                 j->pts = b->fl;
                 j->n = b->nfl;
-            } else if (b->n && b->cur_min_seg < min_seg) {
-                min_seg = b->cur_min_seg;
+            } else {
+                skipped |= go; /* no room in this group: the next pass */
+                if (b->n && b->cur_min_seg < min_seg) min_seg = b->cur_min_seg;
             }
             bi++;
         }
@@ -328,6 +530,12 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
     /* A failed job's points went back to the head with their segments,
      * which this pass did not count: keep the whole log then. */
     if (!rc) tsdb_wal_delete_below(w->wal, min_seg);
+    if (w->shared && !rc && !skipped) {
+        pthread_mutex_lock(&w->stop_mu);
+        if (pos > w->stored_pos) w->stored_pos = pos;
+        pthread_cond_broadcast(&w->stored_cv);
+        pthread_mutex_unlock(&w->stop_mu);
+    }
     pthread_mutex_unlock(&w->flush_mu);
     return rc;
 }
@@ -343,13 +551,18 @@ static void *flush_thread(void *arg)
         /* stop_cv waits on CLOCK_MONOTONIC, which oct_clock_mono_ns reads */
         int64_t dl_ns = oct_clock_mono_ns() + w->flush_every_ms * 1000000;
         struct timespec dl = {.tv_sec = dl_ns / 1000000000, .tv_nsec = dl_ns % 1000000000};
-        while (!w->stopping && pthread_cond_timedwait(&w->stop_cv, &w->stop_mu, &dl) != ETIMEDOUT)
+        while (!w->stopping && !w->kick &&
+               pthread_cond_timedwait(&w->stop_cv, &w->stop_mu, &dl) != ETIMEDOUT)
             ;
         if (w->stopping) break;
+        w->kick = 0;
         pthread_mutex_unlock(&w->stop_mu);
         oct_errbuf_t eb;
         oct_errbuf_clear(&eb);
-        if (tw_flush_pass(w, 0, &eb) < 0) {
+        int prc = tw_flush_pass(w, 0, &eb);
+        /* shared: series other TSDs created, for this TSD's index */
+        if (!prc && w->shared) prc = tw_shared_refresh(w, &eb);
+        if (prc < 0) {
             /* Counted in flush_errors; the points stay in the head (and their
              * log segments on disk) for the next pass. Said once per streak. */
             if (!failing) oct_log_warn("flush", "%s; the points stay in memory, retrying", eb.msg);
@@ -384,6 +597,7 @@ void tw_flush_stop(tsdb_writer_t *w)
     pthread_mutex_lock(&w->stop_mu);
     w->stopping = 1;
     pthread_cond_signal(&w->stop_cv);
+    pthread_cond_broadcast(&w->stored_cv); /* sync waiters give up */
     pthread_mutex_unlock(&w->stop_mu);
     pthread_join(w->flush_thr, NULL);
     w->flush_started = 0;

@@ -98,8 +98,10 @@ int tw_row_points(const store_result_t *row, size_t from, size_t to, uint32_t ba
     int rc = 0;
     for (size_t i = from; i < to; i++) {
         const store_cell_t *c = &row->cells[i];
-        uint16_t seq;
-        if (codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, &seq)) {
+        int64_t rank;
+        if (codec_block_qualifier_rank(c->qualifier.ptr, c->qualifier.len, &rank)) {
+            uint16_t seq = 0; /* 3-byte form: its seq; the writer form: 0 */
+            codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, &seq);
             int cnt = codec_block_count(c->value.ptr, c->value.len);
             if (cnt < 0) {
                 rc = oct_err(eb, OCT_ECORRUPT, "corrupt block cell (seq %u) in row of hour %u", seq,
@@ -117,14 +119,14 @@ int tw_row_points(const store_result_t *row, size_t from, size_t to, uint32_t ba
             while ((r = codec_block_iter_next(&it, &p)) == 1) {
                 if (p.ts_ms < lo || p.ts_ms > hi) continue;
                 (*v)[*n].p = p;
-                (*v)[*n].rank = seq;
+                (*v)[*n].rank = rank;
                 ++*n;
             }
             if (r < 0) {
                 rc = oct_err(eb, OCT_ECORRUPT, "corrupt block cell (seq %u)", seq);
                 goto out;
             }
-            if ((int32_t)seq > *max_seq) *max_seq = seq;
+            if (rank < 65536 && (int32_t)seq > *max_seq) *max_seq = seq;
         } else {
             cells[n_other].qual = c->qualifier.ptr;
             cells[n_other].qual_len = c->qualifier.len;
@@ -263,7 +265,7 @@ static long direct_total(const store_result_t *res)
     for (size_t a = 0; a < res->n; a++) {
         const store_cell_t *c = &res->cells[a];
         if (a + 1 < res->n && oct_slice_eq(res->cells[a + 1].row, c->row)) return -2;
-        if (!codec_block_qualifier_parse(c->qualifier.ptr, c->qualifier.len, NULL)) return -2;
+        if (!codec_block_qualifier_rank(c->qualifier.ptr, c->qualifier.len, NULL)) return -2;
         int cnt = codec_block_count(c->value.ptr, c->value.len);
         if (cnt < 0) return -2;
         total += (size_t)cnt;

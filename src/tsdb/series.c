@@ -99,6 +99,7 @@ void tw_series_free(tw_series_t *s)
     for (uint32_t i = 0; i < s->nb; i++) {
         free(s->b[i].cur);
         free(s->b[i].fl);
+        free(s->b[i].sent);
     }
     free(s->b);
     free(s->pairs); /* and the text after them; NULL once registered */
@@ -134,7 +135,12 @@ static int series_persist(tsdb_writer_t *w, const tw_series_t *s, oct_errbuf_t *
                      oct_slice(s->tsuid, w->uid_w[CODEC_UID_METRIC]),
                      {oct_slice(s->tsuid, s->tsuid_len), oct_slice_str("name"),
                       oct_slice_str(TW_META_QUAL), oct_slice(&ver, 1)}};
-    return store_write(w->st, STORE_TABLE_META, &op, 1, 0, eb);
+    int rc = store_write(w->st, STORE_TABLE_META, &op, 1, 0, eb);
+    if (!rc && w->shared) {
+        oct_slice_t ts = op.cell.row;
+        rc = tw_shared_journal(w, &ts, 1, eb);
+    }
+    return rc;
 }
 
 /* Fills in s's TSUID from s->metric and s->tags (sorted by tagk UID). */
@@ -303,6 +309,15 @@ int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, uint64_t n
     }
     oct_errbuf_t web;
     int rc = nops ? store_write(w->st, STORE_TABLE_META, ops, nops, 0, &web) : 0;
+    if (!rc && nops && w->shared) {
+        /* the other TSDs learn of them from the journal (docs/scale-out.md) */
+        oct_slice_t ts_stack[64];
+        oct_slice_t *ts = nops <= 64 ? ts_stack : xmalloc(nops * sizeof *ts);
+        for (size_t i = 0; i < nops; i++)
+            ts[i] = ops[i].cell.row;
+        rc = tw_shared_journal(w, ts, nops, &web);
+        if (ts != ts_stack) free(ts);
+    }
     size_t created = 0;
     for (size_t i = 0; i < n; i++) {
         if (!is_new[i]) continue;

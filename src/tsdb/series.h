@@ -37,6 +37,11 @@ typedef struct {
     int64_t first_ms;                 /* arrival (wall ms) of the oldest point in cur */
     int64_t last_ms;                  /* arrival of the newest point */
     int32_t next_seq; /* next block seq for this row; -1 = not yet read from the store */
+    /* A shared store only (shared.c): this writer's own cells of the row,
+     * writer-form seqs own_lo .. wseq - 1, and the points they hold. */
+    codec_point_t *sent; /* sorted, one per timestamp */
+    uint32_t nsent, capsent;
+    uint32_t own_lo, wseq;
 } tw_bucket_t;
 
 /* One tag pair of a series' text key: offsets into text. */
@@ -124,6 +129,18 @@ struct tsdb_writer {
     tsdb_wal_t *wal;
     pthread_rwlock_t barrier; /* puts: read (log append .. head insert); flusher: write */
 
+    /* A store other processes share (every backend but rocksdb: shared.c):
+     * open hours go to the store every pass, as this writer's cells. */
+    int shared;
+    uint32_t writer_id;
+    /* shared: the WAL position below which every accepted point is in the
+     * store (under stop_mu; stored_cv signals an advance), and a request
+     * for a pass now (kick, under stop_mu) */
+    uint64_t stored_pos;
+    pthread_cond_t stored_cv;
+    int kick;
+    int64_t journal_next; /* shared: the minute tw_shared_refresh reads from */
+
     pthread_mutex_t flush_mu; /* one flusher at a time */
     pthread_t flush_thr;
     int flush_started;
@@ -207,14 +224,29 @@ void tw_flush_stop(tsdb_writer_t *w);
 /* One flush pass; force: every bucket with points (tsdb_flush). */
 OCT_MUST_CHECK int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb);
 
+/* shared.c: several TSDs on one store (docs/scale-out.md). */
+/* Takes this TSD's writer id from the store (docs/format/layout.md). */
+OCT_MUST_CHECK int tw_shared_open(tsdb_writer_t *w, oct_errbuf_t *eb);
+/* Records new series (their TSUIDs) in the journal the other TSDs read. */
+OCT_MUST_CHECK int tw_shared_journal(tsdb_writer_t *w, const oct_slice_t *tsuids, size_t n,
+                                     oct_errbuf_t *eb);
+/* Reads the journal since the last call and adds the series it does not
+ * know (the flush thread only). */
+OCT_MUST_CHECK int tw_shared_refresh(tsdb_writer_t *w, oct_errbuf_t *eb);
+/* Waits until every point accepted up to WAL position pos is in the store,
+ * waking the flusher for it (timeout_ms < 0: no limit). 0, OCT_EAGAIN on
+ * timeout, OCT_EIO when the writer is closing. */
+OCT_MUST_CHECK int tw_shared_wait_stored(tsdb_writer_t *w, uint64_t pos, int timeout_ms,
+                                         oct_errbuf_t *eb);
+
 /* A point with the rank of its source: higher = written later (OpenTSDB
  * cells -1, blocks their seq, the head above every seq). */
 typedef struct {
     codec_point_t p;
-    int32_t rank;
+    int64_t rank; /* codec_block_qualifier_rank for blocks */
 } tw_rpt_t;
-#define TW_RANK_FLUSHING 70000
-#define TW_RANK_HEAD     70001
+#define TW_RANK_FLUSHING (INT64_MAX - 1)
+#define TW_RANK_HEAD     INT64_MAX
 
 /* Sorts v[0..n) and writes one point per timestamp into out (cap >= n): the
  * highest rank wins when last_wins, the lowest otherwise. Adds the losers
@@ -225,7 +257,7 @@ size_t tw_merge_ranked(tw_rpt_t *v, size_t n, int last_wins, uint64_t *conflicts
 
 /* Appends the points of one data-table row (octsdb blocks and OpenTSDB
  * cells) within [lo, hi] ms to *v (grown as needed). Sets *max_seq to the
- * highest block seq found (-1 if none). */
+ * highest 3-byte block seq found (-1 if none). */
 OCT_MUST_CHECK int tw_row_points(const store_result_t *row, size_t from, size_t to, uint32_t base_s,
                                  int64_t lo, int64_t hi, tw_rpt_t **v, size_t *n, size_t *cap,
                                  int32_t *max_seq, oct_errbuf_t *eb);

@@ -626,6 +626,14 @@ int tsdb_wal_wait(tsdb_wal_t *w, uint64_t seq, int fsync, int timeout_ms, oct_er
     return 0;
 }
 
+uint64_t tsdb_wal_position(tsdb_wal_t *w)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t pos = w->appended;
+    pthread_mutex_unlock(&w->mu);
+    return pos;
+}
+
 uint64_t tsdb_wal_current_segment(tsdb_wal_t *w)
 {
     pthread_mutex_lock(&w->mu);

@@ -95,6 +95,10 @@ uint64_t tsdb_wal_unlock(tsdb_wal_t *w);
 OCT_MUST_CHECK int tsdb_wal_wait(tsdb_wal_t *w, uint64_t seq, int fsync, int timeout_ms,
                                  oct_errbuf_t *eb);
 
+/* The log position after the last record appended (what tsdb_wal_unlock
+ * returned last). */
+uint64_t tsdb_wal_position(tsdb_wal_t *w);
+
 /* The segment new records currently go to. */
 uint64_t tsdb_wal_current_segment(tsdb_wal_t *w);
 /* Deletes every segment numbered below seg (and not current). */

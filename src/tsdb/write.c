@@ -671,6 +671,14 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     if (w->flush_every_ms <= 0) w->flush_every_ms = 1000;
     w->open_flush_ms = oct_config_get_int(cfg, "tsd.storage.head.open_flush_ms");
     w->grace_ms = 60000;
+    /* RocksDB holds its data dir for one process; any other engine may be
+     * shared by several TSDs (docs/scale-out.md) */
+    w->shared = strcmp(store_backend_name(w->st), "rocksdb") != 0;
+    if (w->shared) {
+        /* every accepted point in the store within half the bound */
+        int64_t vis = oct_config_get_int(cfg, "tsd.storage.shared.visibility_ms");
+        w->flush_every_ms = vis / 2 > 0 ? vis / 2 : 1;
+    }
     map_init(&w->by_text, 0);
     map_init(&w->by_tsuid, 1);
     w->index = tw_index_new(w);
@@ -678,6 +686,11 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     pthread_mutex_init(&w->flush_mu, NULL);
     pthread_mutex_init(&w->stop_mu, NULL);
     pthread_cond_init(&w->stop_cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* tw_shared_wait_stored's deadlines */
+    pthread_cond_init(&w->stored_cv, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -694,6 +707,10 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
         /* TSDB_OPEN_INDEX: the series index only; puts are refused (writer_of) */
         *out = w;
         return 0;
+    }
+    if (w->shared) {
+        rc = tw_shared_open(w, eb);
+        if (rc) goto fail;
     }
 
     const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
@@ -749,6 +766,7 @@ void tsdb__writer_close(tsdb_writer_t *w)
     pthread_mutex_destroy(&w->flush_mu);
     pthread_mutex_destroy(&w->stop_mu);
     pthread_cond_destroy(&w->stop_cv);
+    pthread_cond_destroy(&w->stored_cv);
     free(w);
 }
 
@@ -988,7 +1006,10 @@ int tsdb_wait_durable(tsdb_t *db, uint64_t seq, int fsync, int timeout_ms, oct_e
     tsdb_writer_t *w;
     int rc = writer_of(db, &w, eb);
     if (rc) return rc;
-    return tsdb_wal_wait(w->wal, seq, fsync, timeout_ms, eb);
+    rc = tsdb_wal_wait(w->wal, seq, fsync, timeout_ms, eb);
+    /* shared store: sync means in the store, replicated (docs/scale-out.md) */
+    if (!rc && fsync && w->shared) rc = tw_shared_wait_stored(w, seq, timeout_ms, eb);
+    return rc;
 }
 
 int tsdb_flush(tsdb_t *db, oct_errbuf_t *eb)

@@ -72,8 +72,10 @@ long tsdb_put_batch(tsdb_t *db, const tsdb_dp_t *dps, size_t n, tsdb_put_error_f
 OCT_MUST_CHECK int tsdb_put(tsdb_t *db, const tsdb_dp_t *dp, uint64_t *seq, oct_errbuf_t *eb);
 
 /* Blocks until the log is written (and with fsync, synced) up to seq, or
- * timeout_ms passes (< 0: no limit). Returns 0, OCT_EAGAIN on timeout, or
- * OCT_EIO if the log failed. */
+ * timeout_ms passes (< 0: no limit). On a store several TSDs share (rados),
+ * fsync also waits until those points are in the store itself, replicated
+ * (docs/scale-out.md). Returns 0, OCT_EAGAIN on timeout, or OCT_EIO if the
+ * log failed (or the TSD closed before the points reached the store). */
 OCT_MUST_CHECK int tsdb_wait_durable(tsdb_t *db, uint64_t seq, int fsync, int timeout_ms,
                                      oct_errbuf_t *eb);
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/block.h"
 #include "common/config.h"
 #include "store/store.h"
 #include "cli_fixture.h"
@@ -195,10 +196,70 @@ static void finds_counts_fixes_then_clean(void **state)
     free(out);
 }
 
+/* A block in the writer form (docs/format/block.md: TSDs sharing a store
+ * write open hours so) is a block to fsck: counted, read, never deleted as
+ * an unknown object. */
+static void writer_form_blocks_are_blocks(void **state)
+{
+    (void)state;
+    char in[4300];
+    snprintf(in, sizeof in, "%s/w.txt", g_dir);
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fputs("w.m 1356998400 10 host=a\n", f);
+    fclose(f);
+    char *out;
+    const char *imp[] = {"import", g_flag, "--auto-metric", in, NULL};
+    assert_int_equal(tu_run_octsdb(&out, imp), 0);
+    free(out);
+    /* w.m's row of host=a: the row key from the UIDs import gave (metric
+     * w.m = 2, host = 1, a = 1), and a writer-form block (writer 7, seq 3)
+     * with two more points */
+    oct_errbuf_t eb;
+    oct_config_t *cfg = oct_config_new();
+    assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", g_dir, &eb), 0);
+    tsdb_t *db;
+    assert_int_equal(tsdb_open(cfg, 0, &db, &eb), 0);
+    uint8_t row[16], q[CODEC_BLOCK_WQUAL_LEN], val[64];
+    assert_int_equal(tu_unhex("000002 50E22700 000001 000001", row, sizeof row), 13);
+    codec_block_writer_qualifier(7, 3, q);
+    codec_point_t pts[2] = {{1356998430000, {.i = 11}, 0}, {1356998460000, {.i = 12}, 0}};
+    ssize_t vl = codec_block_encode(pts, 2, val, sizeof val, CODEC_BLOCK_ENC_AUTO, NULL);
+    assert_true(vl > 0);
+    store_op_t op = {STORE_OP_PUT,
+                     oct_slice(row, 7),
+                     {oct_slice(row, 13), oct_slice_str("t"), oct_slice(q, sizeof q),
+                      oct_slice(val, (size_t)vl)}};
+    assert_int_equal(store_write(tsdb_store(db), STORE_TABLE_DATA, &op, 1, STORE_SYNC, &eb), 0);
+    tsdb_close(db);
+    oct_config_free(cfg);
+
+    const char *chk[] = {"fsck", g_flag, "1356998400", "1356999000", "sum", "w.m", NULL};
+    const char *fix[] = {"fsck",       g_flag, "--fix-all", "1356998400",
+                         "1356999000", "sum",  "w.m",       NULL};
+    for (int run = 0; run < 2; run++) {
+        assert_int_equal(tu_run_octsdb(&out, run ? fix : chk), 0);
+        assert_int_equal(counter(out, "Rows Processed"), 1);
+        assert_int_equal(counter(out, "Block Cells"), 2);
+        assert_int_equal(counter(out, "Unknown Objects"), 0);
+        assert_int_equal(counter(out, "Valid Datapoints"), 3);
+        assert_int_equal(counter(out, "Total Errors"), 0);
+        free(out);
+    }
+    const char *scan[] = {"scan",       g_flag, "--import", "1356998400",
+                          "1356999000", "sum",  "w.m",      NULL};
+    assert_int_equal(tu_run_octsdb(&out, scan), 0);
+    assert_string_equal(out, "w.m 1356998400 10 host=a\n"
+                             "w.m 1356998430 11 host=a\n"
+                             "w.m 1356998460 12 host=a\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finds_counts_fixes_then_clean),
+        cmocka_unit_test(writer_form_blocks_are_blocks),
     };
     return cmocka_run_group_tests(tests, cli_fixture_setup, cli_fixture_teardown);
 }

@@ -164,6 +164,48 @@ static void block_qualifier_is_4f_seq_be(void **state)
                      0);
 }
 
+/* The writer form of docs/format/block.md: 4F, writer u32 BE, seq u32 BE;
+ * ranks: 3-byte by seq, every writer form above, by seq then writer. */
+static void block_writer_qualifier_and_ranks(void **state)
+{
+    (void)state;
+    uint8_t q[CODEC_BLOCK_WQUAL_LEN];
+    uint32_t wr = 0, seq = 0;
+    int64_t r3 = -1, ra = -1, rb = -1, rc = -1;
+    codec_block_writer_qualifier(0x01020304u, 0x0A0B0C0Du, q);
+    assert_memory_equal(q, "\x4F\x01\x02\x03\x04\x0A\x0B\x0C\x0D", 9);
+    assert_int_equal(codec_block_writer_qualifier_parse(q, 9, &wr, &seq), 1);
+    assert_int_equal(wr, 0x01020304u);
+    assert_int_equal(seq, 0x0A0B0C0Du);
+    /* not the 3-byte form, and neither form parses as the other */
+    uint16_t s16;
+    assert_int_equal(codec_block_qualifier_parse(q, 9, &s16), 0);
+    assert_int_equal(
+        codec_block_writer_qualifier_parse((const uint8_t *)"\x4F\xFF\xFF", 3, &wr, &seq), 0);
+    assert_int_equal(
+        codec_block_writer_qualifier_parse((const uint8_t *)"\x05\0\0\0\0\0\0\0\0", 9, &wr, &seq),
+        0);
+    assert_int_equal(codec_block_qualifier_rank((const uint8_t *)"\x4F\xFF\xFF", 3, &r3), 1);
+    assert_int_equal(r3, 65535);
+    uint8_t a[9], b[9], c[9];
+    codec_block_writer_qualifier(7, 0, a); /* writer 7, seq 0 */
+    codec_block_writer_qualifier(2, 1, b); /* writer 2, seq 1 */
+    codec_block_writer_qualifier(9, 0, c); /* writer 9, seq 0 */
+    assert_int_equal(codec_block_qualifier_rank(a, 9, &ra), 1);
+    assert_int_equal(codec_block_qualifier_rank(b, 9, &rb), 1);
+    assert_int_equal(codec_block_qualifier_rank(c, 9, &rc), 1);
+    assert_int_equal(ra, 65536 + 7);
+    assert_int_equal(rc, 65536 + 9);
+    assert_int_equal(rb, 65536 + (INT64_C(1) << 32) + 2);
+    assert_true(r3 < ra && ra < rc && rc < rb);
+    /* the largest seq still ranks below INT64_MAX - 1 (the head's ranks) */
+    codec_block_writer_qualifier(UINT32_MAX, UINT32_MAX, a);
+    assert_int_equal(codec_block_qualifier_rank(a, 9, &ra), 1);
+    assert_true(ra > rb && ra < INT64_MAX - 1);
+    assert_int_equal(codec_block_qualifier_rank((const uint8_t *)"\x4F\x00\x00\x00\x00", 5, &ra),
+                     0);
+}
+
 static void block_golden_empty(void **state)
 {
     (void)state;
@@ -733,6 +775,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(block_qualifier_is_4f_seq_be),
+        cmocka_unit_test(block_writer_qualifier_and_ranks),
         cmocka_unit_test(block_golden_empty),
         cmocka_unit_test(block_golden_regular_ints),
         cmocka_unit_test(block_golden_dod_timestamps),
