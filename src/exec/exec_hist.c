@@ -145,44 +145,86 @@ static int interval_starts(ex_t *x, const query_sub_t *sub, const hset_t *h, int
     return rc;
 }
 
+/* Adds in[0..m) (ascending) into the ascending buckets acc[0..*na), merging by bounds;
+ * tmp has room for *na + m. Histograms of one series mostly share their bounds: then the
+ * counts are added in place. */
+static void merge_into(query_hbucket_t *acc, size_t *na, const codec_hist_bucket_t *in, size_t m,
+                       query_hbucket_t *tmp)
+{
+    if (m == *na) {
+        size_t k = 0;
+        for (; k < m; k++)
+            if (memcmp(&acc[k].lo, &in[k].lo, sizeof(float)) ||
+                memcmp(&acc[k].hi, &in[k].hi, sizeof(float)))
+                break;
+        if (k == m) {
+            for (k = 0; k < m; k++)
+                acc[k].n += in[k].n;
+            return;
+        }
+    }
+    size_t i = 0, j = 0, t = 0;
+    while (i < *na || j < m) {
+        int c;
+        if (i == *na) {
+            c = 1;
+        } else if (j == m) {
+            c = -1;
+        } else {
+            codec_hist_bucket_t a = {acc[i].lo, acc[i].hi, 0};
+            c = codec_hist_bucket_cmp(&a, &in[j]);
+        }
+        if (c < 0) {
+            tmp[t++] = acc[i++];
+        } else if (c > 0) {
+            tmp[t++] = (query_hbucket_t){in[j].lo, in[j].hi, in[j].n};
+            j++;
+        } else {
+            tmp[t] = acc[i++];
+            tmp[t++].n += in[j++].n;
+        }
+    }
+    memcpy(acc, tmp, t * sizeof *tmp);
+    *na = t;
+}
+
 /* Sums the points of h (sorted) that share grp[] into out. */
-static void sum_points(const hset_t *h, const int64_t *grp, hsum_t *out)
+static void sum_points(hset_t *h, const int64_t *grp, hsum_t *out)
 {
     memset(out, 0, sizeof *out);
-    size_t np = h->np ? h->np : 1;
+    size_t np = h->np ? h->np : 1, nbt = h->nb ? h->nb : 1;
     out->ts = xmalloc(np * sizeof *out->ts);
     out->first = xmalloc(np * sizeof *out->first);
     out->nbk = xmalloc(np * sizeof *out->nbk);
     out->under = xmalloc(np * sizeof *out->under);
     out->over = xmalloc(np * sizeof *out->over);
-    out->b = xmalloc((h->nb ? h->nb : 1) * sizeof *out->b);
-    codec_hist_bucket_t *tmp = xmalloc((h->nb ? h->nb : 1) * sizeof *tmp);
+    out->b = xmalloc(nbt * sizeof *out->b);
+    query_hbucket_t *tmp = xmalloc(nbt * sizeof *tmp);
     size_t nb = 0;
     for (size_t i = 0; i < h->np;) {
-        size_t j = i;
+        size_t j = i, na = 0;
         uint64_t under = 0, over = 0;
-        size_t nt = 0;
         for (; j < h->np && grp[j] == grp[i]; j++) {
-            memcpy(tmp + nt, h->b + h->p[j].first, h->p[j].n * sizeof *tmp);
-            nt += h->p[j].n;
+            codec_hist_bucket_t *in = h->b + h->p[j].first;
+            size_t m = h->p[j].n;
+            for (size_t k = 1; k < m; k++)
+                if (codec_hist_bucket_cmp(&in[k - 1], &in[k]) >= 0) {
+                    /* not in stored order (another writer): sort, sum duplicates */
+                    qsort(in, m, sizeof *in, cmp_bucket);
+                    break;
+                }
+            merge_into(out->b + nb, &na, in, m, tmp);
             under += h->p[j].under;
             over += h->p[j].over;
         }
         if (grp[i] != INT64_MIN) {
-            qsort(tmp, nt, sizeof *tmp, cmp_bucket);
-            size_t first = nb;
-            for (size_t k = 0; k < nt; k++) {
-                if (nb > first && codec_hist_bucket_cmp(&tmp[k], &tmp[k - 1]) == 0)
-                    out->b[nb - 1].n += tmp[k].n;
-                else
-                    out->b[nb++] = (query_hbucket_t){tmp[k].lo, tmp[k].hi, tmp[k].n};
-            }
             size_t m = out->n++;
             out->ts[m] = grp[i];
-            out->first[m] = first;
-            out->nbk[m] = nb - first;
+            out->first[m] = nb;
+            out->nbk[m] = na;
             out->under[m] = under;
             out->over[m] = over;
+            nb += na;
         }
         i = j;
     }
