@@ -2,6 +2,9 @@
  * docs/format/histogram.md). */
 #include "codec/histogram.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/cell.h"
@@ -33,7 +36,7 @@ static int java_float_cmp(float a, float b)
     return (sx > sy) - (sx < sy);
 }
 
-static int bucket_cmp(const codec_hist_bucket_t *a, const codec_hist_bucket_t *b)
+int codec_hist_bucket_cmp(const codec_hist_bucket_t *a, const codec_hist_bucket_t *b)
 {
     int c = java_float_cmp(a->lo, b->lo);
     return c ? c : java_float_cmp(a->hi, b->hi);
@@ -47,13 +50,13 @@ void codec_hist_normalize(codec_hist_t *h)
     for (size_t i = 1; i < h->n_buckets; i++) {
         codec_hist_bucket_t t = b[i];
         size_t j = i;
-        for (; j > 0 && bucket_cmp(&b[j - 1], &t) > 0; j--)
+        for (; j > 0 && codec_hist_bucket_cmp(&b[j - 1], &t) > 0; j--)
             b[j] = b[j - 1];
         b[j] = t;
     }
     size_t k = 0;
     for (size_t i = 0; i < h->n_buckets; i++) {
-        if (i + 1 < h->n_buckets && bucket_cmp(&b[i], &b[i + 1]) == 0) continue;
+        if (i + 1 < h->n_buckets && codec_hist_bucket_cmp(&b[i], &b[i + 1]) == 0) continue;
         b[k++] = b[i];
     }
     h->n_buckets = k;
@@ -191,5 +194,130 @@ int codec_hist_qualifier_parse(const uint8_t *q, size_t n, uint32_t *offset_ms, 
     if (off > CODEC_MAX_OFFSET_MS) return OCT_ECORRUPT;
     *offset_ms = off;
     *ms = n == 5;
+    return 0;
+}
+
+/* ---- the text form ------------------------------------------------------- */
+
+/* Java's Float.parseFloat, for what a client sends: leading/trailing spaces
+ * trimmed, a decimal or hex number, NaN, [+-]Infinity, an f/F/d/D suffix. */
+static int parse_jfloat(const char *s, size_t n, float *out)
+{
+    char buf[64];
+    while (n && (*s == ' ' || *s == '\t'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (n && (s[n - 1] == 'f' || s[n - 1] == 'F' || s[n - 1] == 'd' || s[n - 1] == 'D') &&
+        !(n >= 8 && !memcmp(s + n - 8, "Infinity", 8)))
+        n--;
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    const char *b = buf + (buf[0] == '+' || buf[0] == '-');
+    if (!strcmp(b, "NaN")) {
+        if (b != buf) return -1;
+        *out = NAN;
+        return 0;
+    }
+    if (!strcmp(b, "Infinity")) {
+        *out = buf[0] == '-' ? -INFINITY : INFINITY;
+        return 0;
+    }
+    for (const char *c = b; *c; c++) /* strtof's own words (inf, nan) are not Java's */
+        if (!((*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' ||
+              *c == '-' || *c == 'x' || *c == 'X' || *c == 'p' || *c == 'P' ||
+              (*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F')))
+            return -1;
+    char *end;
+    errno = 0;
+    float f = strtof(buf, &end);
+    if (end == buf || *end) return -1;
+    *out = f;
+    return 0;
+}
+
+/* Java's Long.parseLong: optional sign, decimal digits, no overflow. */
+static int parse_jlong(const char *s, size_t n, uint64_t *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (n && (s[0] == '-' || s[0] == '+')) neg = s[i++] == '-';
+    if (i == n) return -1;
+    uint64_t v = 0, lim = neg ? (uint64_t)1 << 63 : ((uint64_t)1 << 63) - 1;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (lim - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = neg ? (uint64_t)0 - v : v; /* a Java long's bits */
+    return 0;
+}
+
+int codec_hist_parse_text(const char *s, size_t n, codec_hist_bucket_t *b, size_t cap,
+                          codec_hist_t *out, oct_errbuf_t *eb)
+{
+    out->buckets = b;
+    out->n_buckets = 0;
+    out->underflow = out->overflow = 0;
+    /* Java's split(":") drops trailing empty items */
+    while (n && s[n - 1] == ':')
+        n--;
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && s[j] != ':')
+            j++;
+        const char *it = s + i;
+        size_t il = j - i, eq = il, neq = 0;
+        for (size_t k = 0; k < il; k++)
+            if (it[k] == '=') {
+                if (!neq++) eq = k;
+            }
+        if (neq != 1)
+            return oct_err(eb, OCT_EPARSE, "Improperly formatted bucket: %.*s", (int)il, it);
+        const char *key = it, *val = it + eq + 1;
+        size_t kl = eq, vl = il - eq - 1;
+        uint64_t cnt;
+        if (parse_jlong(val, vl, &cnt))
+            return oct_err(eb, OCT_EPARSE, "For input string: \"%.*s\"", (int)vl, val);
+        if (kl == 1 && (key[0] == 'u' || key[0] == 'U')) {
+            out->underflow = cnt;
+        } else if (kl == 1 && (key[0] == 'o' || key[0] == 'O')) {
+            out->overflow = cnt;
+        } else {
+            size_t comma = kl, nc = 0;
+            for (size_t k = 0; k < kl; k++)
+                if (key[k] == ',') {
+                    if (!nc++) comma = k;
+                }
+            if (nc != 1)
+                return oct_err(eb, OCT_EPARSE, "Improperly formatted bounds: %.*s", (int)il, it);
+            float lo, hi;
+            if (parse_jfloat(key, comma, &lo))
+                return oct_err(eb, OCT_EPARSE, "For input string: \"%.*s\"", (int)comma, key);
+            if (parse_jfloat(key + comma + 1, kl - comma - 1, &hi))
+                return oct_err(eb, OCT_EPARSE, "For input string: \"%.*s\"", (int)(kl - comma - 1),
+                               key + comma + 1);
+            if (out->n_buckets == cap) return oct_err(eb, OCT_ENOSPC, "more than %zu buckets", cap);
+            b[out->n_buckets++] = (codec_hist_bucket_t){lo, hi, cnt};
+        }
+        i = j + 1;
+    }
+    codec_hist_normalize(out);
+    return 0;
+}
+
+int codec_hist_parse_bounds(const char *s, size_t n, float *lo, float *hi)
+{
+    size_t comma = n, nc = 0;
+    for (size_t k = 0; k < n; k++)
+        if (s[k] == ',') {
+            if (!nc++) comma = k;
+        }
+    if (nc != 1) return OCT_EPARSE;
+    if (parse_jfloat(s, comma, lo) || parse_jfloat(s + comma + 1, n - comma - 1, hi))
+        return OCT_ERANGE;
     return 0;
 }

@@ -28,6 +28,10 @@ typedef struct {
     uint64_t underflow, overflow;
 } codec_hist_t;
 
+/* Java's Float.compare on lo, then on hi: the stored order of buckets (numeric, -0.0 before
+ * 0.0, NaN last). 0 means the same bucket. */
+int codec_hist_bucket_cmp(const codec_hist_bucket_t *a, const codec_hist_bucket_t *b);
+
 /* Sorts h's buckets into the stored order (Java's Float.compare on lo, then hi) and keeps,
  * of buckets with the same bounds, the one that came last. Updates h->n_buckets. */
 void codec_hist_normalize(codec_hist_t *h);
@@ -64,6 +68,18 @@ OCT_MUST_CHECK int codec_hist_qualifier(uint32_t offset_ms, int ms, uint8_t out[
  * past the hour). */
 OCT_MUST_CHECK int codec_hist_qualifier_parse(const uint8_t *q, size_t n, uint32_t *offset_ms,
                                               int *ms);
+
+/* The text form of telnet `histogram` (docs/histograms.md): items separated by ':', each
+ * key=value; key u (underflow), o (overflow) or "lo,hi" (Java floats); values Java longs.
+ * Buckets go into b[0..cap), normalized (later duplicates win). Returns 0, OCT_EPARSE with
+ * 2.4's text ("Improperly formatted bucket: <item>", "Improperly formatted bounds: <item>",
+ * "For input string: ...") or OCT_ENOSPC (more than cap buckets). */
+OCT_MUST_CHECK int codec_hist_parse_text(const char *s, size_t n, codec_hist_bucket_t *b,
+                                         size_t cap, codec_hist_t *out, oct_errbuf_t *eb);
+
+/* A bucket key "lo,hi" of /api/histogram: 0, OCT_EPARSE (not exactly one comma) or
+ * OCT_ERANGE (a bound that is not a number). */
+OCT_MUST_CHECK int codec_hist_parse_bounds(const char *s, size_t n, float *lo, float *hi);
 
 /* Varints of the payload: writes v (1..9 bytes) into out, returns the length. */
 size_t codec_hist_varint_put(uint64_t v, uint8_t out[CODEC_HIST_VARINT_MAX]);

@@ -106,8 +106,8 @@ const oct_config__key_t oct_config__keys[] = {
     BOOL("tsd.core.meta.enable_tsuid_incrementing", "false"),
     BOOL("tsd.core.tree.enable_processing", "false"),
     BOOL("tsd.core.bulk.allow_out_of_order_timestamps", "false"),
-    /* DEVIATION: not implemented yet (issue 12), so setting it stops start-up. */
-    STR_OFF("tsd.core.histograms.config"),
+    /* the codec map, checked by tsdb_open (tsdb/histogram.h) */
+    STR("tsd.core.histograms.config", NULL),
     BOOL("tsd.core.stats_with_port", "false"),
     BOOL("tsd.stats.canonical", "false"),
     BOOL("tsd.rpc.telnet.return_errors", "true"),

@@ -137,10 +137,89 @@ static int cmp_note(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* Names r's tags, aggregated tag keys and (show_tsuids) TSUIDs from the series ser[0..n)
+ * of one output; the arrays live in ga, the names in x->names. */
+int exec__group_names(ex_t *x, const xseries_t *ser, size_t n, json_arena_t *ga, exec_result_t *r)
+{
+    int rc = 0;
+    /* tags common to every series, and the keys whose values differ */
+    ctag_t *ct = NULL;
+    size_t nct = 0, capct = 0;
+    for (size_t i = 0; i < n; i++) {
+        pairs_t p;
+        exec__tsuid_pairs(x, ser[i].tsuid, ser[i].len, &p);
+        for (size_t j = 0; j < p.n; j++) {
+            size_t t = 0;
+            while (t < nct && ct[t].k != p.k[j])
+                t++;
+            if (t == nct) {
+                if (nct == capct) {
+                    capct = capct ? capct * 2 : 16;
+                    ct = xrealloc(ct, capct * sizeof *ct);
+                }
+                ct[nct++] = (ctag_t){p.k[j], p.v[j], 0};
+            } else if (ct[t].v != p.v[j]) {
+                ct[t].agg = 1;
+            }
+        }
+    }
+    size_t ntags = 0, nagg = 0;
+    for (size_t t = 0; t < nct; t++)
+        ct[t].agg ? nagg++ : ntags++;
+    kv_t *kv = json_arena_alloc(ga, (ntags ? ntags : 1) * sizeof *kv);
+    const char **aggk = json_arena_alloc(ga, (nagg ? nagg : 1) * sizeof *aggk);
+    size_t ik = 0, ia = 0;
+    for (size_t t = 0; t < nct && !rc; t++) {
+        const char *kn, *vn;
+        size_t kl, vl;
+        rc = exec__name(x, CODEC_UID_TAGK, ct[t].k, &kn, &kl);
+        if (rc) break;
+        if (ct[t].agg) {
+            aggk[ia++] = kn;
+        } else {
+            rc = exec__name(x, CODEC_UID_TAGV, ct[t].v, &vn, &vl);
+            if (rc) break;
+            kv[ik].k = kn;
+            kv[ik++].v = vn;
+        }
+    }
+    free(ct);
+    if (rc) return rc;
+    qsort(kv, ik, sizeof *kv, cmp_kv);
+    qsort(aggk, ia, sizeof *aggk, cmp_cstrp);
+    const char **tk = json_arena_alloc(ga, (ik ? ik : 1) * sizeof *tk);
+    const char **tv = json_arena_alloc(ga, (ik ? ik : 1) * sizeof *tv);
+    for (size_t i = 0; i < ik; i++) {
+        tk[i] = kv[i].k;
+        tv[i] = kv[i].v;
+    }
+
+    const char **hex = NULL;
+    if (x->q->show_tsuids) {
+        hex = json_arena_alloc(ga, n * sizeof *hex);
+        for (size_t i = 0; i < n; i++) {
+            char *h = json_arena_alloc(ga, 2 * ser[i].len + 1);
+            if (codec_tsuid_to_hex(ser[i].tsuid, ser[i].len, h, 2 * ser[i].len + 1) < 0) h[0] = 0;
+            hex[i] = h;
+        }
+        qsort(hex, n, sizeof *hex, cmp_cstrp);
+    }
+
+    r->n_tags = ik;
+    r->tagk = tk;
+    r->tagv = tv;
+    r->n_agg_tags = ia;
+    r->agg_tags = aggk;
+    r->n_tsuids = x->q->show_tsuids ? n : 0;
+    r->tsuids = hex;
+    return 0;
+}
+
 /* Aggregates series[0..n) (one group) and calls back. */
 int exec__emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const xseries_t *ser,
                      size_t n, int64_t lo, int64_t hi)
 {
+    if (query_sub_is_histogram(sub)) return exec__emit_hist_group(x, sub, metric, ser, n, lo, hi);
     xseries_t *live = NULL;
     const query_t *q = x->q;
     json_arena_t ga = JSON_ARENA_INIT;
@@ -201,68 +280,9 @@ int exec__emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const 
         a1--;
     x->st.agg_ns += oct_clock_mono_ns() - t_agg;
 
-    /* tags common to every series, and the keys whose values differ */
-    ctag_t *ct = NULL;
-    size_t nct = 0, capct = 0;
-    for (size_t i = 0; i < n; i++) {
-        pairs_t p;
-        exec__tsuid_pairs(x, ser[i].tsuid, ser[i].len, &p);
-        for (size_t j = 0; j < p.n; j++) {
-            size_t t = 0;
-            while (t < nct && ct[t].k != p.k[j])
-                t++;
-            if (t == nct) {
-                if (nct == capct) {
-                    capct = capct ? capct * 2 : 16;
-                    ct = xrealloc(ct, capct * sizeof *ct);
-                }
-                ct[nct++] = (ctag_t){p.k[j], p.v[j], 0};
-            } else if (ct[t].v != p.v[j]) {
-                ct[t].agg = 1;
-            }
-        }
-    }
-    size_t ntags = 0, nagg = 0;
-    for (size_t t = 0; t < nct; t++)
-        ct[t].agg ? nagg++ : ntags++;
-    kv_t *kv = json_arena_alloc(&ga, (ntags ? ntags : 1) * sizeof *kv);
-    const char **aggk = json_arena_alloc(&ga, (nagg ? nagg : 1) * sizeof *aggk);
-    size_t ik = 0, ia = 0;
-    for (size_t t = 0; t < nct && !rc; t++) {
-        const char *kn, *vn;
-        size_t kl, vl;
-        rc = exec__name(x, CODEC_UID_TAGK, ct[t].k, &kn, &kl);
-        if (rc) break;
-        if (ct[t].agg) {
-            aggk[ia++] = kn;
-        } else {
-            rc = exec__name(x, CODEC_UID_TAGV, ct[t].v, &vn, &vl);
-            if (rc) break;
-            kv[ik].k = kn;
-            kv[ik++].v = vn;
-        }
-    }
-    free(ct);
+    exec_result_t r = {0};
+    rc = exec__group_names(x, ser, n, &ga, &r);
     if (rc) goto out;
-    qsort(kv, ik, sizeof *kv, cmp_kv);
-    qsort(aggk, ia, sizeof *aggk, cmp_cstrp);
-    const char **tk = json_arena_alloc(&ga, (ik ? ik : 1) * sizeof *tk);
-    const char **tv = json_arena_alloc(&ga, (ik ? ik : 1) * sizeof *tv);
-    for (size_t i = 0; i < ik; i++) {
-        tk[i] = kv[i].k;
-        tv[i] = kv[i].v;
-    }
-
-    const char **hex = NULL;
-    if (q->show_tsuids) {
-        hex = json_arena_alloc(&ga, n * sizeof *hex);
-        for (size_t i = 0; i < n; i++) {
-            char *h = json_arena_alloc(&ga, 2 * ser[i].len + 1);
-            if (codec_tsuid_to_hex(ser[i].tsuid, ser[i].len, h, 2 * ser[i].len + 1) < 0) h[0] = 0;
-            hex[i] = h;
-        }
-        qsort(hex, n, sizeof *hex, cmp_cstrp);
-    }
 
     const char **nj = NULL;
     size_t *nl = NULL;
@@ -280,24 +300,15 @@ int exec__emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const 
         }
     }
 
-    exec_result_t r = {
-        .sub = sub,
-        .metric = metric,
-        .n_tags = ik,
-        .tagk = tk,
-        .tagv = tv,
-        .n_agg_tags = ia,
-        .agg_tags = aggk,
-        .n_tsuids = q->show_tsuids ? n : 0,
-        .tsuids = hex,
-        .n_dps = a1 - a0,
-        .dps = agg ? agg + a0 : NULL,
-        .n_annotations = notes.n,
-        .annotations = nj,
-        .annotation_lens = nl,
-        .sub_series = n,
-        .sub_raw_points = x->st.raw_points - raw0,
-    };
+    r.sub = sub;
+    r.metric = metric;
+    r.n_dps = a1 - a0;
+    r.dps = agg ? agg + a0 : NULL;
+    r.n_annotations = notes.n;
+    r.annotations = nj;
+    r.annotation_lens = nl;
+    r.sub_series = n;
+    r.sub_raw_points = x->st.raw_points - raw0;
     x->st.emitted_points += r.n_dps;
     x->st.results++;
     rc = x->fn(x->ctx, &r);

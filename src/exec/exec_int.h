@@ -2,7 +2,8 @@
  * files. exec.c drives a query (options, selection, grouping, delete),
  * exec_load.c reads a group's series (in parallel), exec_fast.c is the
  * fixed-interval downsampler fed by tsdb_reader_scan, exec_group.c
- * aggregates a group and hands it to the callback. */
+ * aggregates a group and hands it to the callback, exec_hist.c does the same
+ * for histogram sub-queries. */
 #ifndef OCT_EXEC_EXEC_INT_H
 #define OCT_EXEC_EXEC_INT_H
 
@@ -146,6 +147,9 @@ void exec__tsuid_pairs(const ex_t *x, const uint8_t *t, size_t len, pairs_t *p);
 
 /* exec_load.c */
 unsigned exec__n_workers(void);
+/* Counts nr more raw points read against max_points (OCT_ERANGE with OpenTSDB's text in
+ * w->eb); with notes, takes the annotations of w's last read. */
+int exec__after_read(ex_t *x, xworker_t *w, size_t nr, xnotes_t *notes);
 void exec__xnotes_free(xnotes_t *ns);
 /* Loads ser[0..n) into arr/lens (empty[i] set for series without points)
  * and, with notes, each series' annotations. On error, the error of the
@@ -167,8 +171,19 @@ int exec__dsb_run(void *ctx, const int64_t *ts, const uint64_t *v, const uint8_t
 void exec__dsb_finish(dsb_t *b, int64_t hi);
 
 /* exec_group.c */
-/* Aggregates series[0..n) (one group) and calls back. */
+/* Aggregates series[0..n) (one group) and calls back (a histogram sub-query goes to
+ * exec__emit_hist_group). */
 int exec__emit_group(ex_t *x, const query_sub_t *sub, const char *metric, const xseries_t *ser,
                      size_t n, int64_t lo, int64_t hi);
+/* Names r's tags, aggregated tag keys and (show_tsuids) TSUIDs from the series ser[0..n)
+ * of one output; the arrays live in ga, the names in x->names. */
+int exec__group_names(ex_t *x, const xseries_t *ser, size_t n, json_arena_t *ga, exec_result_t *r);
+
+/* exec_hist.c */
+/* A histogram sub-query's group (docs/histograms.md): its series' histogram points summed
+ * per timestamp (or per downsample interval), then one output per percentile and, with
+ * showHistogramBuckets, one per bucket. */
+int exec__emit_hist_group(ex_t *x, const query_sub_t *sub, const char *metric, const xseries_t *ser,
+                          size_t n, int64_t lo, int64_t hi);
 
 #endif

@@ -59,7 +59,7 @@ void exec__xnotes_free(xnotes_t *ns)
  * the series' annotations in the query range from the rows just read (also
  * from a read without points: a chunk of a series may hold notes only; a
  * series without any point is dropped with its notes). */
-static int after_read(ex_t *x, xworker_t *w, size_t nr, xnotes_t *notes)
+int exec__after_read(ex_t *x, xworker_t *w, size_t nr, xnotes_t *notes)
 {
     uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)nr, __ATOMIC_RELAXED);
     if (x->o->max_points && total > x->o->max_points) {
@@ -84,7 +84,7 @@ static int read_raw(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int
     size_t nr = 0;
     int rc = tsdb_reader_read(w->rd, tsuid, len, lo, hi, &raw, &nr, &w->eb);
     if (rc) return rc;
-    rc = after_read(x, w, nr, notes);
+    rc = exec__after_read(x, w, nr, notes);
     if (rc) return rc;
     *out = raw;
     *n = nr;
@@ -99,7 +99,7 @@ static int scan_raw(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int
     size_t nr = 0;
     int rc = tsdb_reader_scan(w->rd, tsuid, len, lo, hi, exec__dsb_run, b, &nr, &w->eb);
     if (rc) return rc;
-    rc = after_read(x, w, nr, notes);
+    rc = exec__after_read(x, w, nr, notes);
     if (rc) return rc;
     *n = nr;
     return 0;

@@ -140,6 +140,10 @@ typedef struct {
     size_t n_filters;
     int explicit_tags;
     int index; /* position in the request (query.index in showQuery) */
+    /* a histogram sub-query (docs/histograms.md) when either is set */
+    double *percentiles; /* ascending (query_hist_check sorts them) */
+    size_t n_percentiles;
+    int show_histogram_buckets;
 } query_sub_t;
 
 typedef struct {
@@ -201,6 +205,38 @@ const char *query_filter_type_examples(query_filter_type_t t);
 /* The legacy tag map / `{}` form: k=v, k=a|b, k=*, k=web*, k=type(expr). */
 OCT_MUST_CHECK int query_filter_from_tag(query_filter_t *f, const char *tagk, const char *value,
                                          int group_by, oct_errbuf_t *eb);
+
+/* ---- histogram sub-queries (query_hist.c, docs/histograms.md) ---------- */
+
+/* Does s read histograms (percentiles or showHistogramBuckets asked for)? */
+int query_sub_is_histogram(const query_sub_t *s);
+
+/* The m= part "percentiles[<p>,<p>...]" (p[0..n)) into s->percentiles. OCT_EPARSE
+ * "Malformated percentile query paramater: <part>" (2.4's spelling) when the brackets or a
+ * number are wrong. */
+OCT_MUST_CHECK int query_hist_parse_m_part(query_sub_t *s, const char *p, size_t n,
+                                           oct_errbuf_t *eb);
+
+/* 2.4's checks of a histogram sub-query, then octsdb's (a no-op for other sub-queries):
+ * aggregator sum or none, downsampling by sum, every percentile in [0, 100] (2.4's texts),
+ * and neither rate nor a fill policy (not implemented for histograms). Sorts the
+ * percentiles. OCT_EPARSE with the message. */
+OCT_MUST_CHECK int query_hist_check(query_sub_t *s, oct_errbuf_t *eb);
+
+/* A histogram's buckets, ascending, with their counts: the input of the percentile. */
+typedef struct {
+    float lo, hi;
+    uint64_t n;
+} query_hbucket_t;
+
+/* The p-th percentile (0 <= p <= 100) of buckets b[0..n) (ascending; under- and overflow
+ * are not passed): the midpoint of the first bucket whose cumulative count c, with total
+ * count T, has c > 0 and c * 100 / T >= p. NaN when T is 0. */
+double query_hist_percentile(const query_hbucket_t *b, size_t n, double p);
+
+/* Java's Float.toString(f), which 2.4 uses in output names ("75.0", "99.9", "1.0E-4"):
+ * into buf (>= 24 bytes), returns its length. */
+size_t query_java_float(float f, char *buf);
 
 /* ---- per-series and cross-series math (query_math.c) ------------------- */
 

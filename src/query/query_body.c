@@ -4,8 +4,8 @@
  * Numbers where strings are expected keep their text (a Grafana start of
  * 1356998400000 is a ms timestamp by the 10-character rule), booleans may be
  * strings or 0/1, unknown fields are ignored (2.4's fields octsdb does not
- * implement are refused when set: percentiles, showHistogramBuckets,
- * preAggregate, a rollupUsage but ROLLUP_RAW), and of `tags` and `filters` the
+ * implement are refused when set: preAggregate, a rollupUsage but
+ * ROLLUP_RAW), and of `tags` and `filters` the
  * member written last wins (Jackson calls the setters in document order).
  * Validation follows TSQuery.validateAndSetQuery's order and texts: wrong
  * field types, then the times, then "Missing queries", then each sub-query
@@ -222,8 +222,9 @@ static int bind_sub(json_arena_t *a, const json_value_t *o, query_sub_t *s, quer
     } else if (tv && tv->type != JSON_NULL) {
         bad = 1;
     }
-    /* 2.4's histogram, pre-aggregate and rollup fields: refused below when
-     * they ask for something (octsdb has none of those tables). The two
+    /* 2.4's histogram fields (docs/histograms.md); its pre-aggregate and
+     * rollup fields are refused below when they ask for something (octsdb
+     * has none of those tables). The two
      * scan hints change how 2.4 reads HBase, never the answer. */
     const json_value_t *pct = json_obj_get(o, "percentiles");
     if (pct && pct->type != JSON_ARRAY && pct->type != JSON_NULL) bad = 1;
@@ -248,10 +249,17 @@ static int bind_sub(json_arena_t *a, const json_value_t *o, query_sub_t *s, quer
         if (query_parse_downsample(ds, &s->ds, &eb) < 0) return fail(err, eb.msg, NULL);
         s->has_downsample = 1;
     }
-    if (pct && pct->type == JSON_ARRAY && pct->n > 0)
-        return fail(err, "Histogram queries (percentiles) are not supported", NULL);
-    if (buckets)
-        return fail(err, "Histogram queries (showHistogramBuckets) are not supported", NULL);
+    if (pct && pct->type == JSON_ARRAY && pct->n > 0) {
+        s->percentiles = xmalloc(pct->n * sizeof(double));
+        for (const json_value_t *e = pct->child; e; e = e->next) {
+            double d;
+            if (e->type != JSON_NUMBER || json_number_double(e, &d))
+                return fail(err, bad_json, "percentiles must be numbers");
+            s->percentiles[s->n_percentiles++] = d;
+        }
+    }
+    s->show_histogram_buckets = buckets;
+    if (query_hist_check(s, &eb) < 0) return fail(err, eb.msg, NULL);
     if (pre_agg) return fail(err, "Pre-aggregate queries (preAggregate) are not supported", NULL);
     if (usage && *usage && query_check_rollup_usage(usage, strlen(usage), &eb) < 0)
         return fail(err, eb.msg, NULL);

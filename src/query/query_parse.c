@@ -20,8 +20,7 @@
  *  - empty `::` parts are ignored instead of failing with an internal error;
  *  - fill policy "scalar" is refused when parsed (OpenTSDB fails at run time);
  *  - a middle part octsdb does not implement is refused, never ignored:
- *    percentiles[...] and show-histogram-buckets (octsdb stores no
- *    histograms), pre-agg and rollup_* other than rollup_raw (no rollup
+ *    pre-agg and rollup_* other than rollup_raw (no rollup
  *    tables), and any part 2.4 does not know (2.4 ignores it: a typo such
  *    as "rat" would silently answer without the rate). */
 #include <ctype.h>
@@ -344,6 +343,7 @@ void query_sub_free(query_sub_t *s)
     for (size_t i = 0; i < s->n_filters; i++)
         query_filter_free(&s->filters[i]);
     free(s->filters);
+    free(s->percentiles);
     memset(s, 0, sizeof(*s));
 }
 
@@ -367,8 +367,11 @@ int query_sub_equal(const query_sub_t *a, const query_sub_t *b)
 {
     if (a->agg != b->agg || a->rate != b->rate || a->explicit_tags != b->explicit_tags ||
         a->has_downsample != b->has_downsample || a->n_tsuids != b->n_tsuids ||
-        a->n_filters != b->n_filters)
+        a->n_filters != b->n_filters || a->n_percentiles != b->n_percentiles ||
+        a->show_histogram_buckets != b->show_histogram_buckets)
         return 0;
+    for (size_t i = 0; i < a->n_percentiles; i++)
+        if (a->percentiles[i] != b->percentiles[i]) return 0;
     if ((a->metric == NULL) != (b->metric == NULL) || (a->metric && strcmp(a->metric, b->metric)))
         return 0;
     for (size_t i = 0; i < a->n_tsuids; i++)
@@ -597,6 +600,8 @@ static int parse_metric_part(query_sub_t *sub, span_t sp, oct_errbuf_t *eb)
 
 typedef struct {
     int rate, has_ds;
+    int has_pct, show_buckets; /* percentiles[...] (span pct), show-histogram-buckets */
+    span_t pct;
     query_rate_t rate_opts;
     span_t ds;
     int explicit_tags;
@@ -621,13 +626,10 @@ static int parse_middle(span_t *parts, size_t np, int m_form, middle_t *mid, oct
             mid->has_ds = 1;
             mid->ds = p;
         } else if (span_starts_ci(p, "percentiles")) {
-            return oct_err(eb, OCT_EPARSE,
-                           "Histogram queries (percentiles) are not supported: %.*s", (int)p.n,
-                           p.p);
+            mid->has_pct = 1;
+            mid->pct = p;
         } else if (span_starts_ci(p, "show-histogram-buckets")) {
-            return oct_err(eb, OCT_EPARSE,
-                           "Histogram queries (show-histogram-buckets) are not supported: %.*s",
-                           (int)p.n, p.p);
+            mid->show_buckets = 1;
         } else if (span_starts_ci(p, "pre-agg")) {
             return oct_err(eb, OCT_EPARSE,
                            "Pre-aggregate queries (pre-agg) are not supported: %.*s", (int)p.n,
@@ -677,7 +679,12 @@ static int finish_sub(query_sub_t *sub, span_t agg, const middle_t *mid, oct_err
         if (rc < 0) return rc;
         sub->has_downsample = 1;
     }
-    return 0;
+    if (mid->has_pct) {
+        int rc = query_hist_parse_m_part(sub, mid->pct.p, mid->pct.n, eb);
+        if (rc < 0) return rc;
+    }
+    sub->show_histogram_buckets = mid->show_buckets;
+    return query_hist_check(sub, eb);
 }
 
 static int split_parts(const char *m, span_t *parts, size_t *np, oct_errbuf_t *eb)

@@ -56,7 +56,8 @@ static const api_route_t api_routes[] = {
     {"config", API_GET | API_POST, MODE_ALL, 0, api_config},
     {"config/filters", API_GET | API_POST, MODE_ALL, 0, api_config_filters},
     {"dropcaches", API_GET | API_DELETE, MODE_ALL, 0, api_dropcaches},
-    {"histogram", API_POST, MODE_WRITE, 0, api_histogram},
+    /* all verbs: without histograms every verb is 503, as in 2.4 (api_histogram.c) */
+    {"histogram", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 0, api_histogram},
     {"put", API_POST, MODE_WRITE, 0, api_put},
     {"query/last", API_GET | API_POST, MODE_READ, 0, api_query_last},
     {"rollup", API_POST, MODE_WRITE, 0, api_rollup},

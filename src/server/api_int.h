@@ -42,7 +42,7 @@ void api_stats_threads(api_call_t *c);
 void api_metrics(api_call_t *c); /* /metrics, Prometheus text (api_metrics.c) */
 void api_dropcaches(api_call_t *c);
 void api_rollup(api_call_t *c);    /* 501: not implemented (api_misc.c) */
-void api_histogram(api_call_t *c); /* 501: not implemented */
+void api_histogram(api_call_t *c); /* api_histogram.c */
 void api_suggest(api_call_t *c);
 void api_search_lookup(api_call_t *c);
 void api_search_tsmeta(api_call_t *c); /* api_search_meta.c */
@@ -143,6 +143,10 @@ const char *api_json_cstr(api_call_t *c, const json_value_t *o, const char *key)
 
 /* Writes the response as JSON: initialises a writer on resp->body. */
 void api_json_begin(api_call_t *c, json_writer_t *w);
+
+/* The timestamp member of a /api/put point, with its rules (api_put.c): 0 with the time in
+ * ms and whether it was given in ms, or -1 with OpenTSDB's text in msg. */
+int api_put_timestamp(const json_value_t *v, int64_t *ts_ms, int *is_ms, char *msg, size_t cap);
 
 /* 405 with OpenTSDB's texts. */
 void api_method_not_allowed(api_call_t *c);

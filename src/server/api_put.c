@@ -554,3 +554,10 @@ out:
     json_arena_reset(&ps.arena);
     scr->arena = ps.arena;
 }
+
+int api_put_timestamp(const json_value_t *v, int64_t *ts_ms, int *is_ms, char *msg, size_t cap)
+{
+    put_rec_t r;
+    memset(&r, 0, sizeof r);
+    return put_timestamp(v, &r, ts_ms, is_ms, msg, cap);
+}

@@ -247,10 +247,19 @@ static void write_sub(json_writer_t *w, const query_sub_t *s)
     json_w_bool(w, 1);
     json_w_key(w, "useMultiGets");
     json_w_bool(w, 1);
-    json_w_key(w, "percentiles");
-    json_w_null(w);
+    json_w_key(w, "percentiles"); /* 2.4's List<Float> */
+    if (s->n_percentiles) {
+        json_w_arr_begin(w);
+        for (size_t i = 0; i < s->n_percentiles; i++) {
+            char pb[32];
+            json_w_raw(w, pb, query_java_float((float)s->percentiles[i], pb));
+        }
+        json_w_arr_end(w);
+    } else {
+        json_w_null(w);
+    }
     json_w_key(w, "showHistogramBuckets");
-    json_w_bool(w, 0);
+    json_w_bool(w, s->show_histogram_buckets);
     json_w_key(w, "preAggregate");
     json_w_bool(w, 0);
     json_w_key(w, "rollupUsage");

@@ -24,10 +24,10 @@
  * (RpcManager): stats dropcaches version exit help, then put (rw and wo
  * modes only: in ro mode `put` is an unknown command, as in OpenTSDB), then
  * diediedie only with tsd.core.enable_diediedie (a deviation: OpenTSDB has
- * it unless tsd.no_diediedie, which still turns it off). rollup and
- * histogram are not implemented yet: where 2.4 has them (wherever put is
- * allowed) they answer "<cmd>: not implemented: ..." rather than being
- * unknown, and `help` does not list them.
+ * it unless tsd.no_diediedie, which still turns it off). histogram
+ * (hist_in.c) is allowed where put is. rollup is not implemented yet: where
+ * 2.4 has it (wherever put is allowed) it answers "rollup: not implemented:
+ * ..." rather than being unknown, and `help` does not list it.
  *
  * With authentication on (server/auth.h) every command but put passes
  * auth_telnet_line first; put stays on its fast path because allow_put is
@@ -48,6 +48,7 @@
 #include "common/xmalloc.h"
 #include "server/auth.h"
 #include "server/build_info.h"
+#include "server/hist_int.h"
 #include "server/stats_text.h"
 #include "tsdb/parse.h"
 #include "tsdb/write.h"
@@ -455,6 +456,7 @@ static void do_help(const telnet_session_t *s, oct_strbuf_t *out)
 {
     oct_strbuf_puts(out, "available commands: stats dropcaches version exit help ");
     if (s->allow_put) oct_strbuf_puts(out, "put ");
+    if (s->allow_put) oct_strbuf_puts(out, "histogram ");
     if (s->allow_diediedie) oct_strbuf_puts(out, "diediedie ");
     oct_strbuf_append(out, "\n", 1);
 }
@@ -512,8 +514,7 @@ static telnet_action_t run_line(telnet_session_t *s, const char *line, size_t le
         oct_strbuf_puts(out, "rollup: not implemented: octsdb stores no rollup or pre-aggregate "
                              "data yet\n");
     } else if (s->allow_put && word_is(w, wn, "histogram")) {
-        tsd_count(t, TSD_CTR_RPC_ERRORS_TELNET, 1);
-        oct_strbuf_puts(out, "histogram: not implemented: octsdb stores no histogram data yet\n");
+        hist_telnet(t, line + b, len - b, s->return_errors, out); /* hist_in.c */
     } else if (s->allow_diediedie && word_is(w, wn, "diediedie")) {
         oct_strbuf_puts(out, "Cleaning up and exiting now.\n");
         return TELNET_SHUTDOWN;

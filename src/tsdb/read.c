@@ -30,8 +30,10 @@
 
 #include "codec/block.h"
 #include "codec/cell.h"
+#include "codec/histogram.h"
 #include "common/xmalloc.h"
 #include "tsdb/annotation.h"
+#include "tsdb/histogram.h"
 #include "tsdb/parts.h"
 #include "tsdb/read.h"
 #include "tsdb/series.h"
@@ -549,6 +551,30 @@ int tsdb_reader_annotations(const tsdb_reader_t *r, int64_t start_ms, int64_t en
                             tsdb_annotation_fn cb, void *ctx)
 {
     return tsdb_annotation_scan_cells(r->res.cells, r->res.n, start_ms, end_ms, cb, ctx);
+}
+
+int tsdb_reader_histograms(tsdb_reader_t *r, const uint8_t *tsuid, size_t tsuid_len,
+                           int64_t start_ms, int64_t end_ms, tsdb_hist_fn fn, void *ctx,
+                           oct_errbuf_t *eb)
+{
+    size_t n_head, plen;
+    int rc = reader_fetch(r, tsuid, tsuid_len, &start_ms, &end_ms, &n_head, &plen, eb);
+    if (rc) return rc < 0 ? rc : 0;
+    for (size_t i = 0; i < r->res.n; i++) {
+        const store_cell_t *c = &r->res.cells[i];
+        uint32_t off;
+        int ms;
+        if (c->qualifier.len == 0 || c->qualifier.ptr[0] != CODEC_PREFIX_HISTOGRAM ||
+            codec_hist_qualifier_parse(c->qualifier.ptr, c->qualifier.len, &off, &ms) ||
+            c->row.len < plen)
+            continue;
+        int64_t ts =
+            (int64_t)oct_get_be32(c->row.ptr + plen - CODEC_ROWKEY_TS_BYTES) * 1000 + (int64_t)off;
+        if (ts < start_ms || ts > end_ms) continue;
+        rc = fn(ctx, ts, c->value.ptr, c->value.len);
+        if (rc) return rc;
+    }
+    return 0;
 }
 
 int tsdb_read_series(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t start_ms,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/xmalloc.h"
+#include "tsdb/histogram.h"
 #include "tsdb/tsdb_int.h"
 
 struct tsdb {
@@ -13,6 +14,7 @@ struct tsdb {
     uid_registry_t *uids;
     tsdb_layout_t layout;
     tsdb_writer_t *writer; /* NULL when read-only */
+    tsdb_hist_config_t hist;
 };
 
 /* Where the layout lives in octsdb-sys; one row, one cell per setting. */
@@ -138,8 +140,13 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     tsdb__store_options(cfg, dir, &so);
     so.read_only = (flags & TSDB_OPEN_READONLY) != 0;
 
+    tsdb_hist_config_t hist;
+    rc = tsdb_hist_config_parse(oct_config_get(cfg, "tsd.core.histograms.config"), &hist, eb);
+    if (rc) return rc;
+
     tsdb_t *db = xcalloc(1, sizeof *db);
     db->layout = layout;
+    db->hist = hist;
     rc = store_open(&so, &db->st, eb);
     if (rc) goto fail;
     rc = tsdb_layout_check(db->st, &layout, flags, dir, eb);
@@ -195,6 +202,11 @@ uid_registry_t *tsdb_uids(tsdb_t *db)
 const tsdb_layout_t *tsdb_layout(const tsdb_t *db)
 {
     return &db->layout;
+}
+
+const tsdb_hist_config_t *tsdb_histograms(const tsdb_t *db)
+{
+    return &db->hist;
 }
 
 codec_rowkey_layout_t tsdb__rowkey_layout(const tsdb_t *db)

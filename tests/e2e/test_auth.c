@@ -51,7 +51,7 @@ static const route_t want_routes[] = {
     {"config", 0, G | P, 0},
     {"config/filters", 0, G | P, 0},
     {"dropcaches", 0, G | D, G | D},
-    {"histogram", 0, P, P},
+    {"histogram", 0, G | P | U | D, G | P | U | D},
     {"put", 0, P, P},
     {"query/last", 0, G | P, 0},
     {"rollup", 0, P, P},
@@ -298,7 +298,7 @@ static int closed_soon(int fd)
 
 #define REQ         ": authentication required: auth <token> | auth <user> <password>\n"
 #define DENY        ": permission denied: read-only credential\n"
-#define HELP_RW     "available commands: stats dropcaches version exit help put \n"
+#define HELP_RW     "available commands: stats dropcaches version exit help put histogram \n"
 #define HELP_RO     "available commands: stats dropcaches version exit help \n"
 #define STATS       "tsd." /* prefix of the stats reply */
 #define UNKNOWN_DIE "unknown command: diediedie.  Try `help'.\n"

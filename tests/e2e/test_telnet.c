@@ -163,8 +163,9 @@ static void commands(void **state)
 
     /* tcollector's probe: a non-empty, newline-terminated reply */
     expect_reply(fd, "", "");
-    expect_reply(fd, "help\n",
-                 "available commands: stats dropcaches version exit help put diediedie \n");
+    expect_reply(
+        fd, "help\n",
+        "available commands: stats dropcaches version exit help put histogram diediedie \n");
     expect_reply(fd, "dropcaches\n", "Caches dropped.\n");
     expect_reply(fd, "foo\n", "unknown command: foo.  Try `help'.\n");
     expect_reply(fd, "foo bar baz\n", "unknown command: foo.  Try `help'.\n");
@@ -174,8 +175,10 @@ static void commands(void **state)
     /* known to 2.4, not implemented here: an error saying so, not "unknown" */
     expect_reply(fd, "rollup 1h-sum x 1 1 a=b\n",
                  "rollup: not implemented: octsdb stores no rollup or pre-aggregate data yet\n");
+    /* 2.4's reply without tsd.core.histograms.config */
     expect_reply(fd, "histogram x 1 0,1=1 a=b\n",
-                 "histogram: not implemented: octsdb stores no histogram data yet\n");
+                 "histogram: illegal argument: Histogram storage has not been enabled. Check the "
+                 "'tsd.core.histograms.config' configuration.\n");
 
     const char *st = exchange(fd, "stats\n");
     /* "tsd.<name> <unix_s> <value> <tag> host=<hostname>" */

@@ -400,12 +400,20 @@ static void m_errors(void **state)
                "counter[,counter max value,reset value], recieved: 4 parts");
     want_m_err("sum:rate{:m", "Invalid rate options specification: rate{");
     want_m_err("sum:1m-foo:m", "No such downsampling function: foo");
-    want_m_err("sum:percentiles[99]:m",
-               "Histogram queries (percentiles) are not supported: percentiles[99]");
+    /* histogram sub-queries: 2.4's checks, then what octsdb does not implement for them */
+    want_m_err("avg:percentiles[99]:m",
+               "Only NONE or SUM aggregation function supported for histogram query");
+    want_m_err("zimsum:show-histogram-buckets:m",
+               "Only NONE or SUM aggregation function supported for histogram query");
+    want_m_err("sum:1m-avg:percentiles[99]:m",
+               "Only SUM downsampling aggregation supported for histogram query");
+    want_m_err("sum:percentiles[50,100.5]:m", "Invalid percentile parameters: 100.5");
+    want_m_err("sum:percentiles[99:m", "Malformated percentile query paramater: percentiles[99");
+    want_m_err("sum:percentiles[x]:m", "Malformated percentile query paramater: percentiles[x]");
+    want_m_err("sum:rate:show-histogram-buckets:m", "Rate is not supported for histogram queries");
+    want_m_err("sum:1m-sum-zero:percentiles[50]:m",
+               "Fill policies are not supported for histogram queries (use none)");
     /* what octsdb does not implement is refused, never ignored */
-    want_m_err("sum:show-histogram-buckets:m",
-               "Histogram queries (show-histogram-buckets) are not supported: "
-               "show-histogram-buckets");
     want_m_err("sum:pre-agg:m", "Pre-aggregate queries (pre-agg) are not supported: pre-agg");
     want_m_err("sum:1h-sum:rollup_fallback:m",
                "Rollup queries (rollup_fallback) are not supported: octsdb has no rollup tables; "
@@ -468,7 +476,9 @@ static void tsuid_queries(void **state)
     assert_int_equal(query_parse_tsuid(&q, "sum:rollup_fallback_raw:0001", &eb), OCT_EPARSE);
     assert_string_equal(eb.msg, "Rollup queries (rollup_fallback_raw) are not supported: octsdb "
                                 "has no rollup tables; only ROLLUP_RAW (raw data) is accepted");
-    assert_int_equal(query_parse_tsuid(&q, "sum:percentiles[50]:0001", &eb), OCT_EPARSE);
+    assert_int_equal(query_parse_tsuid(&q, "avg:percentiles[50]:0001", &eb), OCT_EPARSE);
+    assert_string_equal(eb.msg,
+                        "Only NONE or SUM aggregation function supported for histogram query");
     assert_int_equal(q.n_subs, 0);
     query_free(&q);
 }
