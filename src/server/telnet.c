@@ -24,10 +24,10 @@
  * (RpcManager): stats dropcaches version exit help, then put (rw and wo
  * modes only: in ro mode `put` is an unknown command, as in OpenTSDB), then
  * diediedie only with tsd.core.enable_diediedie (a deviation: OpenTSDB has
- * it unless tsd.no_diediedie, which still turns it off). rollup and
- * histogram are not implemented yet: where 2.4 has them (wherever put is
- * allowed) they answer "<cmd>: not implemented: ..." rather than being
- * unknown, and `help` does not list them.
+ * it unless tsd.no_diediedie, which still turns it off). rollup (wherever
+ * put is allowed, as in 2.4) is api_rollup_telnet; histogram is not
+ * implemented yet: it answers "histogram: not implemented: ..." rather
+ * than being unknown, and `help` does not list it.
  *
  * With authentication on (server/auth.h) every command but put passes
  * auth_telnet_line first; put stays on its fast path because allow_put is
@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "common/xmalloc.h"
+#include "server/api_int.h"
 #include "server/auth.h"
 #include "server/build_info.h"
 #include "server/stats_text.h"
@@ -508,9 +509,7 @@ static telnet_action_t run_line(telnet_session_t *s, const char *line, size_t le
     } else if (word_is(w, wn, "exit")) {
         return TELNET_CLOSE;
     } else if (s->allow_put && word_is(w, wn, "rollup")) {
-        tsd_count(t, TSD_CTR_RPC_ERRORS_TELNET, 1);
-        oct_strbuf_puts(out, "rollup: not implemented: octsdb stores no rollup or pre-aggregate "
-                             "data yet\n");
+        api_rollup_telnet(t, line, len, out);
     } else if (s->allow_put && word_is(w, wn, "histogram")) {
         tsd_count(t, TSD_CTR_RPC_ERRORS_TELNET, 1);
         oct_strbuf_puts(out, "histogram: not implemented: octsdb stores no histogram data yet\n");

@@ -1,19 +1,21 @@
-/* test_unimplemented.c -- what octsdb does not implement yet (rollups,
- * pre-aggregates, histograms: issue 12) is a clear error, never a silent
- * wrong answer, over the real daemon and the real binary:
+/* test_unimplemented.c -- what octsdb does not implement yet (histograms,
+ * split rollup queries: issue 12), and rollup questions to a TSD without
+ * rollups, are clear errors, never a silent wrong answer, over the real
+ * daemon and the real binary (rollups themselves: test_rollup.c):
  *
  *  - /api/query, GET and POST: percentiles, show-histogram-buckets /
- *    showHistogramBuckets, pre-agg / preAggregate and every rollup usage but
- *    ROLLUP_RAW are 400s in OpenTSDB's error shape; an m= part 2.4 would
+ *    showHistogramBuckets are 400s in OpenTSDB's error shape; so are
+ *    pre-agg / preAggregate and every rollup usage but ROLLUP_RAW while
+ *    tsd.rollups.enable is false, and an unknown usage; an m= part 2.4 would
  *    silently drop is a 400 too; ROLLUP_RAW (raw data) answers exactly the
  *    plain query, checked against sums worked out here;
- *  - /api/rollup and /api/histogram are 501 (405 for other verbs, 404 in
- *    ro mode, where 2.4 does not register them);
+ *  - /api/histogram is 501 and /api/rollup refuses every point while
+ *    rollups are off (405 for other verbs, 404 in ro mode, where 2.4
+ *    does not register them);
  *  - telnet rollup and histogram (test_telnet.c checks their rw replies;
  *    here: unknown in ro mode);
- *  - tsd.rollups.enable, tsd.rollups.split_query.enable and
- *    tsd.core.histograms.config turned on stop start-up naming the key, from
- *    --set and from a config file. */
+ *  - tsd.rollups.split_query.enable and tsd.core.histograms.config turned
+ *    on stop start-up naming the key, from --set and from a config file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,11 +69,11 @@ static int teardown(void **state)
     return 0;
 }
 
-#define Q      "/api/query?start=1356998400&end=1356998700&m="
-#define ERR400 "{\"error\":{\"code\":400,\"message\":\""
-#define END    "\"}}"
-#define ROLLUP_TAIL                                                                                \
-    ") are not supported: octsdb has no rollup tables; only ROLLUP_RAW (raw data) is accepted"
+#define Q           "/api/query?start=1356998400&end=1356998700&m="
+#define ERR400      "{\"error\":{\"code\":400,\"message\":\""
+#define END         "\"}}"
+#define ROLLUP_TAIL " queries need rollups: tsd.rollups.enable is false on this TSD"
+#define USAGE_TAIL  " (one of ROLLUP_RAW, ROLLUP_NOFALLBACK, ROLLUP_FALLBACK, ROLLUP_FALLBACK_RAW)"
 
 static char *post_body(const char *extra)
 {
@@ -91,21 +93,22 @@ static void get_refused(void **state)
     AC_EXPECT(&g_t, "GET", Q "sum:show-histogram-buckets:u.m", NULL, 400,
               ERR400 "Histogram queries (show-histogram-buckets) are not supported: "
                      "show-histogram-buckets" END);
-    AC_EXPECT(&g_t, "GET", Q "sum:pre-agg:u.m", NULL, 400,
-              ERR400 "Pre-aggregate queries (pre-agg) are not supported: pre-agg" END);
+    AC_EXPECT(&g_t, "GET", Q "sum:pre-agg:u.m", NULL, 400, ERR400 "Pre-aggregate" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "GET", Q "sum:1m-sum:rollup_nofallback:u.m", NULL, 400,
-              ERR400 "Rollup queries (rollup_nofallback" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_NOFALLBACK" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "GET", Q "sum:rollup_fallback:u.m", NULL, 400,
-              ERR400 "Rollup queries (rollup_fallback" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_FALLBACK" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "GET", Q "sum:rollup_fallback_raw:u.m", NULL, 400,
-              ERR400 "Rollup queries (rollup_fallback_raw" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_FALLBACK_RAW" ROLLUP_TAIL END);
+    AC_EXPECT(&g_t, "GET", Q "sum:rollup_typo:u.m", NULL, 400,
+              ERR400 "Unknown rollup usage: rollup_typo" USAGE_TAIL END);
     /* 2.4 drops a part it does not know: "rat" would answer without the rate */
     AC_EXPECT(&g_t, "GET", Q "sum:rat:u.m", NULL, 400,
               ERR400 "Unknown part of the sub-query: rat" END);
     /* the tsuid= form too */
     AC_EXPECT(&g_t, "GET",
               "/api/query?start=1356998400&end=1356998700&tsuid=sum:pre-agg:000001000001000001",
-              NULL, 400, ERR400 "Pre-aggregate queries (pre-agg) are not supported: pre-agg" END);
+              NULL, 400, ERR400 "Pre-aggregate" ROLLUP_TAIL END);
 }
 
 static void post_refused(void **state)
@@ -116,17 +119,17 @@ static void post_refused(void **state)
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"showHistogramBuckets\":true"), 400,
               ERR400 "Histogram queries (showHistogramBuckets) are not supported" END);
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"preAggregate\":true"), 400,
-              ERR400 "Pre-aggregate queries (preAggregate) are not supported" END);
+              ERR400 "Pre-aggregate" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"rollupUsage\":\"ROLLUP_NOFALLBACK\""), 400,
-              ERR400 "Rollup queries (ROLLUP_NOFALLBACK" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_NOFALLBACK" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "POST", "/api/query",
               post_body(",\"downsample\":\"1m-avg\",\"rollupUsage\":\"ROLLUP_FALLBACK\""), 400,
-              ERR400 "Rollup queries (ROLLUP_FALLBACK" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_FALLBACK" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"rollupUsage\":\"ROLLUP_FALLBACK_RAW\""),
-              400, ERR400 "Rollup queries (ROLLUP_FALLBACK_RAW" ROLLUP_TAIL END);
+              400, ERR400 "ROLLUP_FALLBACK_RAW" ROLLUP_TAIL END);
     /* 2.4 reads an unknown usage as ROLLUP_NOFALLBACK without a word */
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"rollupUsage\":\"RAW\""), 400,
-              ERR400 "Rollup queries (RAW" ROLLUP_TAIL END);
+              ERR400 "Unknown rollup usage: RAW" USAGE_TAIL END);
     /* a wrong type is a JSON error, as any field's */
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"percentiles\":50"), 400,
               ERR400 "Unable to parse the given JSON\",\"details\":\"a field has the wrong "
@@ -157,13 +160,15 @@ static void raw_answers(void **state)
 static void endpoints(void **state)
 {
     (void)state;
-    AC_EXPECT(&g_t, "POST", "/api/rollup",
+    /* rollups off: 2.4's first write rule refuses the point */
+    AC_EXPECT(&g_t, "POST", "/api/rollup?details",
               "{\"metric\":\"u.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":"
               "\"a\"},\"interval\":\"1h\",\"aggregator\":\"SUM\"}",
-              501,
-              "{\"error\":{\"code\":501,\"message\":\"Rollups are not implemented\",\"details\":"
-              "\"octsdb stores no rollup or pre-aggregate data yet; write raw points to "
-              "/api/put\"}}");
+              400,
+              "{\"success\":0,\"failed\":1,\"errors\":[{\"datapoint\":{\"metric\":\"u.m\","
+              "\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"},\"interval\":"
+              "\"1h\",\"aggregator\":\"SUM\"},\"error\":\"No rollup or aggregations were "
+              "configured\"}]}");
     AC_EXPECT(&g_t, "POST", "/api/histogram",
               "{\"metric\":\"u.m\",\"timestamp\":1356998400,\"tags\":{\"host\":\"a\"},"
               "\"buckets\":{\"0,1.5\":42}}",
@@ -235,8 +240,8 @@ static void startup_refused(void **state)
     char *dir = tu_tempdir();
     char args[4096];
     int st;
-    static const char *const keys[] = {"tsd.rollups.enable", "tsd.rollups.split_query.enable"};
-    for (int i = 0; i < 2; i++) {
+    static const char *const keys[] = {"tsd.rollups.split_query.enable"};
+    for (int i = 0; i < 1; i++) {
         snprintf(args, sizeof args, "--datadir=%s --set %s=true", dir, keys[i]);
         char want[256];
         snprintf(want, sizeof want,
