@@ -217,6 +217,9 @@ const oct_config__key_t oct_config__keys[] = {
     STRN("tsd.rollups.agg_tag_key", "_aggregate"),
     STRN("tsd.rollups.raw_agg_tag_value", "RAW"),
     BOOL("tsd.rollups.block_derived", "true"),
+    /* octsdb's own: the TSD computes sum/count/min/max of the rollup intervals that divide
+     * an hour from raw data when an hour is flushed (docs/rollups.md) */
+    BOOL("tsd.rollups.auto", "false"),
     BOOL_OFF("tsd.rollups.split_query.enable"),
 
     /* --- octsdb's own --------------------------------------------------------------------- */

@@ -277,8 +277,24 @@ int query_rollup_config_load(const oct_config_t *cfg, query_rollup_config_t **ou
     c->raw_agg_tag_value = xstrdup(r && *r ? r : "RAW");
     c->tag_raw = oct_config_get_bool(cfg, "tsd.rollups.tag_raw") == 1;
     c->block_derived = oct_config_get_bool(cfg, "tsd.rollups.block_derived") != 0;
+    c->auto_rollup = oct_config_get_bool(cfg, "tsd.rollups.auto") == 1;
+    int n_auto = 0;
+    for (size_t i = 0; i < c->n_iv; i++)
+        n_auto += query_rollup_is_auto(c, &c->iv[i]);
+    if (c->auto_rollup && (n_auto == 0 || query_rollup_agg_id(c, "sum", 3) < 0 ||
+                           query_rollup_agg_id(c, "count", 5) < 0)) {
+        query_rollup_config_free(c);
+        return oct_err(eb, OCT_ECONFIG,
+                       "tsd.rollups.auto=true needs a rollup interval (not the default) that "
+                       "divides an hour, and ids for sum and count in aggregationIds");
+    }
     *out = c;
     return 0;
+}
+
+int query_rollup_is_auto(const query_rollup_config_t *c, const query_rollup_interval_t *iv)
+{
+    return c->auto_rollup && iv != &c->iv[c->default_iv] && 3600 % iv->interval_s == 0;
 }
 
 void query_rollup_config_free(query_rollup_config_t *c)

@@ -51,6 +51,8 @@ typedef struct {
     char *raw_agg_tag_value; /* tsd.rollups.raw_agg_tag_value */
     int tag_raw;             /* tsd.rollups.tag_raw */
     int block_derived;       /* tsd.rollups.block_derived */
+    int auto_rollup;         /* tsd.rollups.auto: the TSD computes the intervals that divide
+                              * an hour from raw data as hours close (docs/rollups.md) */
 } query_rollup_config_t;
 
 /* Parses and validates the config JSON json[0..n) in 2.4's order
@@ -67,6 +69,10 @@ OCT_MUST_CHECK int query_rollup_config_parse(const char *json, size_t n, query_r
  * "Failed to open conf file: <path>", and query_rollup_config_parse's. */
 OCT_MUST_CHECK int query_rollup_config_load(const oct_config_t *cfg, query_rollup_config_t **out,
                                             oct_errbuf_t *eb);
+
+/* Does the TSD compute interval iv itself (tsd.rollups.auto): not the
+ * default interval, and its interval divides an hour. */
+int query_rollup_is_auto(const query_rollup_config_t *c, const query_rollup_interval_t *iv);
 
 /* Frees what c owns and c itself (NULL is fine). */
 void query_rollup_config_free(query_rollup_config_t *c);

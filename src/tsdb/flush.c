@@ -15,6 +15,10 @@
  * on into 'cur' and reads see both. Jobs are written in groups of up to 256
  * rows per store_write; the last write of a pass is synced, then the WAL
  * segments below the oldest one still referenced by the head are deleted.
+ * With tsd.rollups.auto a final job also yields the hour's rollup cells
+ * (tw_rollup_auto, computed from every point of the hour), written before
+ * the group's data write, so a crash before the WAL is cut replays into a
+ * recomputation of the same cells: exactly once without bookkeeping.
  * Only one pass runs at a time (flush_mu). */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +42,7 @@ typedef struct {
     int32_t next_seq; /* as known at pick time */
     int32_t new_next; /* after the write */
     uint64_t min_seg;
+    tw_rollup_ops_t ru; /* final jobs with tsd.rollups.auto: the hour's rollup cells */
     /* owned buffers for the store ops */
     uint8_t key[CODEC_ROWKEY_MAX_SALT + 8 + 4 + TW_MAX_TSUID];
     size_t klen;
@@ -113,6 +118,7 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
     j->new_next = 1;
     if (next == 0) {
         rc = encode_into(j, j->pts, j->n, eb);
+        if (!rc) rc = tw_rollup_auto(w->db, j->s, j->base_s, j->pts, j->n, &j->ru, eb);
         goto out;
     }
     /* Compaction: every block of the row plus the flushed points -> seq 0. */
@@ -151,6 +157,7 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
     codec_point_t *m = xmalloc((n ? n : 1) * sizeof *m);
     size_t k = tw_merge_ranked(v, n, w->fix_dups, conflicts, m);
     rc = encode_into(j, m, k, eb);
+    if (!rc) rc = tw_rollup_auto(w->db, j->s, j->base_s, m, k, &j->ru, eb);
     free(m);
 out:
     free(v);
@@ -218,6 +225,21 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
                              {rowk, oct_slice_str(TW_FAMILY),
                               oct_slice(j->dels[d], CODEC_BLOCK_QUAL_LEN), oct_slice(NULL, 0)}};
     }
+    /* The hours' rollup cells first: if the data write then fails, the
+     * points stay in the head and the next pass writes both again. */
+    size_t nru = 0;
+    for (size_t i = 0; i < ps->n && !rc; i++)
+        nru += ps->jobs[i].ru.n;
+    if (!rc && nru) {
+        store_op_t *rops = xmalloc(nru * sizeof *rops);
+        size_t k = 0;
+        for (size_t i = 0; i < ps->n; i++) {
+            memcpy(rops + k, ps->jobs[i].ru.ops, ps->jobs[i].ru.n * sizeof *rops);
+            k += ps->jobs[i].ru.n;
+        }
+        rc = store_write(w->st, STORE_TABLE_ROLLUP, rops, nru, 0, eb);
+        free(rops);
+    }
     if (!rc && nops)
         rc = store_write(w->st, STORE_TABLE_DATA, ps->ops, nops, sync ? STORE_SYNC : 0, eb);
     uint64_t flushed = 0;
@@ -245,6 +267,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
         pthread_mutex_unlock(&s->mu);
         free(j->val);
         free(j->dels);
+        tw_rollup_ops_free(&j->ru);
     }
     if (rc) {
         atomic_fetch_add(&w->flush_errors, 1);

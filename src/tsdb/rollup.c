@@ -365,3 +365,132 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
     *n = np;
     return 0;
 }
+
+/* ---- rollups made by the TSD (tsd.rollups.auto) --------------------------- */
+
+typedef struct {
+    uint8_t part[RU_KEY_CAP];
+    uint8_t row[TW_MAX_TSUID + 16];
+    uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
+    uint8_t val[8];
+    size_t plen, rlen, vlen;
+} ru_cell_t;
+
+/* One interval's aggregates, as values 2.4's readers expect: integers
+ * while every input is one (and the sum does not overflow), else doubles. */
+typedef struct {
+    int64_t isum;
+    double dsum;
+    int sum_is_int;
+    uint64_t count;
+    codec_point_t min, max;
+} ru_acc_t;
+
+static double pv(const codec_point_t *p)
+{
+    return p->is_float ? p->val.f : (double)p->val.i;
+}
+
+static void acc_add(ru_acc_t *a, const codec_point_t *p)
+{
+    if (a->count == 0) {
+        a->sum_is_int = 1;
+        a->isum = 0;
+        a->dsum = 0;
+        a->min = a->max = *p;
+    } else {
+        if (pv(p) < pv(&a->min)) a->min = *p;
+        if (pv(p) > pv(&a->max)) a->max = *p;
+    }
+    a->count++;
+    a->dsum += pv(p);
+    if (a->sum_is_int && (p->is_float || __builtin_add_overflow(a->isum, p->val.i, &a->isum)))
+        a->sum_is_int = 0;
+}
+
+static int acc_cell(const codec_rowkey_layout_t *l, const tw_series_t *s,
+                    const query_rollup_interval_t *iv, int id, int64_t start_s,
+                    const codec_point_t *v, ru_cell_t *c, oct_errbuf_t *eb)
+{
+    int64_t base = query_rollup_base_time(iv, start_s);
+    int kl = codec_rowkey_from_tsuid(l, s->tsuid, s->tsuid_len, base, c->row, sizeof c->row, eb);
+    if (kl < 0) return kl;
+    c->rlen = (size_t)kl;
+    c->plen = part_of(l, iv->table, c->row, c->part);
+    if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
+                            c->val, &c->vlen))
+        return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
+    return 0;
+}
+
+int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
+                   size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb)
+{
+    memset(out, 0, sizeof *out);
+    const query_rollup_config_t *c = tsdb_rollups(db);
+    if (!c || !c->auto_rollup || n == 0) return 0;
+    /* aggregators the config gives ids: sum, count, min, max */
+    static const char *const names[4] = {"sum", "count", "min", "max"};
+    int ids[4];
+    for (int a = 0; a < 4; a++)
+        ids[a] = query_rollup_agg_id(c, names[a], strlen(names[a]));
+    size_t cap = 0;
+    for (size_t i = 0; i < c->n_iv; i++)
+        if (query_rollup_is_auto(c, &c->iv[i]))
+            cap += 4 * (n < (size_t)(3600 / c->iv[i].interval_s)
+                            ? n
+                            : (size_t)(3600 / c->iv[i].interval_s));
+    ru_cell_t *cells = xmalloc((cap ? cap : 1) * sizeof *cells);
+    codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
+    size_t nc = 0;
+    int rc = 0;
+    for (size_t i = 0; i < c->n_iv && !rc; i++) {
+        const query_rollup_interval_t *iv = &c->iv[i];
+        if (!query_rollup_is_auto(c, iv)) continue;
+        for (size_t p = 0; p < n && !rc;) {
+            int64_t ts = pts[p].ts_ms >= 0 ? pts[p].ts_ms / 1000 : (pts[p].ts_ms - 999) / 1000;
+            int64_t start = base_s + (ts - base_s) / iv->interval_s * iv->interval_s;
+            ru_acc_t acc = {0};
+            for (; p < n; p++) {
+                int64_t t = pts[p].ts_ms >= 0 ? pts[p].ts_ms / 1000 : (pts[p].ts_ms - 999) / 1000;
+                if (t >= start + iv->interval_s) break;
+                acc_add(&acc, &pts[p]);
+            }
+            codec_point_t v[4];
+            v[0].is_float = (uint8_t)!acc.sum_is_int;
+            if (acc.sum_is_int)
+                v[0].val.i = acc.isum;
+            else
+                v[0].val.f = acc.dsum;
+            v[1].is_float = 0;
+            v[1].val.i = (int64_t)acc.count;
+            v[2] = acc.min;
+            v[3] = acc.max;
+            for (int a = 0; a < 4 && !rc; a++)
+                if (ids[a] >= 0) rc = acc_cell(&l, s, iv, ids[a], start, &v[a], &cells[nc++], eb);
+        }
+    }
+    if (rc) {
+        free(cells);
+        return rc;
+    }
+    out->cells = cells;
+    out->ops = xmalloc((nc ? nc : 1) * sizeof *out->ops);
+    for (size_t i = 0; i < nc; i++) {
+        ru_cell_t *x = &cells[i];
+        out->ops[i] =
+            (store_op_t){STORE_OP_PUT,
+                         oct_slice(x->part, x->plen),
+                         {oct_slice(x->row, x->rlen), oct_slice_str(RU_FAMILY),
+                          oct_slice(x->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(x->val, x->vlen)}};
+    }
+    out->n = nc;
+    return 0;
+}
+
+void tw_rollup_ops_free(tw_rollup_ops_t *o)
+{
+    free(o->ops);
+    free(o->cells);
+    memset(o, 0, sizeof *o);
+}

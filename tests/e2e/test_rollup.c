@@ -38,6 +38,7 @@
     "\"interval\":\"1h\",\"rowSpan\":\"1d\",\"delaySla\":\"2h\"}]}"
 
 static tu_tsd_t g_t;
+static tu_tsd_t *g_q = &g_t; /* the daemon expect_q asks */
 static const char *const g_args[] = {
     "--auto-metric", "--set", "tsd.rollups.enable=true", "--set", "tsd.rollups.config=" CONF, NULL};
 
@@ -92,7 +93,7 @@ static void expect_q(const char *what, const char *m, long long start, long long
 {
     char target[1024];
     snprintf(target, sizeof target, "/api/query?start=%lld&end=%lld&m=%s", start, end, m);
-    char *r = ac_req_ok(&g_t, "GET", target, NULL, 200);
+    char *r = ac_req_ok(g_q, "GET", target, NULL, 200);
     json_arena_t a = JSON_ARENA_INIT;
     json_value_t *v;
     oct_errbuf_t eb;
@@ -509,12 +510,184 @@ static void startup_refused(void **state)
     assert_int_not_equal(st, 0);
 }
 
+/* ---- rollups made by the TSD (tsd.rollups.auto) ------------------------------ */
+
+#define AUTO_CONF                                                                                  \
+    "{\"aggregationIds\":{\"sum\":0,\"count\":1,\"min\":2,\"max\":3},\"intervals\":["              \
+    "{\"table\":\"tsdb\",\"preAggregationTable\":\"tsdb-preagg\",\"interval\":\"1m\","             \
+    "\"rowSpan\":\"1h\",\"defaultInterval\":true},"                                                \
+    "{\"table\":\"r10m\",\"preAggregationTable\":\"p10m\",\"interval\":\"10m\","                   \
+    "\"rowSpan\":\"1d\"},"                                                                         \
+    "{\"table\":\"r1h\",\"preAggregationTable\":\"p1h\",\"interval\":\"1h\",\"rowSpan\":\"1d\"},"  \
+    "{\"table\":\"r1d\",\"preAggregationTable\":\"p1d\",\"interval\":\"1d\",\"rowSpan\":\"1y\"}]}"
+
+#define AUTO_SERIES 3
+#define AUTO_HOURS  4
+#define AUTO_MAX    400
+
+typedef struct {
+    long long ts;
+    int is_int;
+    long long i;
+    double f;
+} apt_t;
+
+static apt_t g_pts[AUTO_SERIES][AUTO_MAX];
+static int g_np[AUTO_SERIES];
+
+static double apv(const apt_t *p)
+{
+    return p->is_int ? (double)p->i : p->f;
+}
+
+/* Random points (fixed seed) for series s in hours [h0, h1): seconds the
+ * series holds no point at yet (a second write there would be a duplicate,
+ * which the TSD drops), ints and doubles mixed. Returns the /api/put body. */
+static char *auto_points(unsigned *seed, int s, int h0, int h1, int per_hour)
+{
+    oct_strbuf_t sb = OCT_STRBUF_INIT;
+    oct_strbuf_puts(&sb, "[");
+    int first = 1;
+    for (int h = h0; h < h1; h++) {
+        int used[3600] = {0};
+        for (int i = 0; i < g_np[s]; i++)
+            if (g_pts[s][i].ts >= T0 + 3600LL * h && g_pts[s][i].ts < T0 + 3600LL * (h + 1))
+                used[g_pts[s][i].ts - T0 - 3600LL * h] = 1;
+        for (int k = 0; k < per_hour && g_np[s] < AUTO_MAX; k++) {
+            int sec = (int)(rand_r(seed) % 3600);
+            if (used[sec]) continue;
+            used[sec] = 1;
+            apt_t *p = &g_pts[s][g_np[s]++];
+            p->ts = T0 + 3600LL * h + sec;
+            p->is_int = rand_r(seed) % 2;
+            if (p->is_int)
+                p->i = (long long)(rand_r(seed) % 2001) - 1000;
+            else
+                p->f = ((double)(rand_r(seed) % 2000001) - 1000000.0) / 1024.0; /* exact */
+            if (p->is_int)
+                oct_strbuf_printf(&sb,
+                                  "%s{\"metric\":\"a.r\",\"timestamp\":%lld,\"value\":%lld,"
+                                  "\"tags\":{\"s\":\"%d\"}}",
+                                  first ? "" : ",", p->ts, p->i, s);
+            else
+                oct_strbuf_printf(&sb,
+                                  "%s{\"metric\":\"a.r\",\"timestamp\":%lld,\"value\":%.17g,"
+                                  "\"tags\":{\"s\":\"%d\"}}",
+                                  first ? "" : ",", p->ts, p->f, s);
+            first = 0;
+        }
+    }
+    oct_strbuf_puts(&sb, "]");
+    return sb.ptr;
+}
+
+/* The model's answer of <agg> per bucket of iv_s seconds for series s. */
+static void auto_expect(int s, const char *agg, long long iv_s, exp_t *e)
+{
+    e->n = 0;
+    for (long long b = T0; b < T0 + 3600LL * AUTO_HOURS; b += iv_s) {
+        double sum = 0, mn = INFINITY, mx = -INFINITY;
+        long long cnt = 0;
+        for (int i = 0; i < g_np[s]; i++) {
+            const apt_t *p = &g_pts[s][i];
+            if (p->ts < b || p->ts >= b + iv_s) continue;
+            sum += apv(p);
+            cnt++;
+            mn = fmin(mn, apv(p));
+            mx = fmax(mx, apv(p));
+        }
+        if (!cnt) continue;
+        double v = !strcmp(agg, "sum")     ? sum
+                   : !strcmp(agg, "count") ? (double)cnt
+                   : !strcmp(agg, "min")   ? mn
+                   : !strcmp(agg, "max")   ? mx
+                                           : sum / (double)cnt;
+        ex_add(e, b, v);
+    }
+}
+
+/* The rollup tables (rollup_nofallback reads nothing else) must equal the
+ * model, for each interval the TSD computes (10m, 1h) and for a coarser
+ * downsample over them (2h over 1h); 1d is not computed (it is not within
+ * an hour), so its table is empty and rollup_fallback goes on to the 1h
+ * table (never to raw: the 1h table has the data). */
+static void auto_check(const char *what)
+{
+    static const char *const aggs[] = {"sum", "count", "min", "max", "avg"};
+    static const struct {
+        const char *ds;
+        long long s;
+        const char *usage;
+    } ivs[] = {{"10m", 600, "nofallback"},
+               {"1h", 3600, "nofallback"},
+               {"2h", 7200, "nofallback"},
+               {"1d", 86400, "fallback"}};
+    for (int s = 0; s < AUTO_SERIES; s++)
+        for (size_t i = 0; i < sizeof ivs / sizeof ivs[0]; i++)
+            for (int a = 0; a < 5; a++) {
+                char m[160], w[200];
+                exp_t e;
+                auto_expect(s, aggs[a], ivs[i].s, &e);
+                snprintf(m, sizeof m, "sum:%s-%s:rollup_%s:a.r%%7Bs=%d%%7D", ivs[i].ds, aggs[a],
+                         ivs[i].usage, s);
+                snprintf(w, sizeof w, "%s: %s", what, m);
+                expect_q(w, m, T0, T0 + 3600LL * AUTO_HOURS - 1, &e);
+            }
+}
+
+static void auto_rollups(void **state)
+{
+    (void)state;
+    tu_tsd_t t;
+    memset(&t, 0, sizeof t);
+    static const char *const args[] = {
+        "--auto-metric",         "--set", "tsd.rollups.enable=true",       "--set",
+        "tsd.rollups.auto=true", "--set", "tsd.rollups.config=" AUTO_CONF, NULL};
+    assert_int_equal(tu_tsd_start(&t, args), 0);
+    g_q = &t;
+    unsigned seed = 12345;
+    memset(g_np, 0, sizeof g_np);
+    /* hours 0..2, then kill -9: the log holds them; the restart replays
+     * them, the clean stop flushes (and rolls up) every hour */
+    for (int s = 0; s < AUTO_SERIES; s++) {
+        char *body = auto_points(&seed, s, 0, AUTO_HOURS - 1, 60);
+        char *r = ac_req_ok(&t, "POST", "/api/put", body, 204);
+        free(r);
+        free(body);
+    }
+    tu_tsd_kill(&t);
+    assert_int_equal(tu_tsd_start(&t, args), 0);
+    assert_int_equal(tu_tsd_stop(&t), 0);
+    assert_int_equal(tu_tsd_start(&t, args), 0);
+    auto_check("after replay");
+    /* late points into flushed hours and a new hour: recomputed, not added */
+    for (int s = 0; s < AUTO_SERIES; s++) {
+        char *body = auto_points(&seed, s, 1, AUTO_HOURS, 25);
+        char *r = ac_req_ok(&t, "POST", "/api/put", body, 204);
+        free(r);
+        free(body);
+    }
+    assert_int_equal(tu_tsd_stop(&t), 0);
+    assert_int_equal(tu_tsd_start(&t, args), 0);
+    auto_check("after late points");
+    /* the 1d table is empty: no fallback, no answer */
+    expect_q("1d nofallback", "sum:1d-sum:rollup_nofallback:a.r%7Bs=0%7D", T0,
+             T0 + 3600LL * AUTO_HOURS - 1, NULL);
+    /* and the raw answer agrees with the model too (ROLLUP_RAW) */
+    exp_t e;
+    auto_expect(0, "sum", 3600, &e);
+    expect_q("raw", "sum:1h-sum:rollup_raw:a.r%7Bs=0%7D", T0, T0 + 3600LL * AUTO_HOURS - 1, &e);
+    g_q = &g_t;
+    tu_tsd_destroy(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(worked_example_bytes), cmocka_unit_test(query_from_rollups),
         cmocka_unit_test(usage_modes),          cmocka_unit_test(pre_aggregates),
         cmocka_unit_test(write_errors),         cmocka_unit_test(startup_refused),
+        cmocka_unit_test(auto_rollups),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
