@@ -217,14 +217,18 @@ const oct_config__key_t oct_config__keys[] = {
     BOOL("tsd.query.multi_get.get_all_salts", "false"),
 
     /* --- rollups ------------------------------------------------------------------------ */
-    /* DEVIATION: rollups are not implemented yet (issue 12): turning them on (or their
-     * split queries) stops start-up rather than being silently ignored. */
-    BOOL_OFF("tsd.rollups.enable"),
+    /* Loaded and checked at start-up by query_rollup_config_load (docs/rollups.md).
+     * DEVIATION: split queries at the delaySla boundary are not implemented: turning them
+     * on stops start-up rather than being silently ignored. */
+    BOOL("tsd.rollups.enable", "false"),
     STR("tsd.rollups.config", NULL),
     BOOL("tsd.rollups.tag_raw", "false"),
     STRN("tsd.rollups.agg_tag_key", "_aggregate"),
     STRN("tsd.rollups.raw_agg_tag_value", "RAW"),
     BOOL("tsd.rollups.block_derived", "true"),
+    /* octsdb's own: the TSD computes sum/count/min/max of the rollup intervals that divide
+     * an hour from raw data when an hour is flushed (docs/rollups.md) */
+    BOOL("tsd.rollups.auto", "false"),
     BOOL_OFF("tsd.rollups.split_query.enable"),
 
     /* --- octsdb's own --------------------------------------------------------------------- */

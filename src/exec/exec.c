@@ -507,6 +507,27 @@ out:
     tl_free(&cand);
     return rc;
 }
+/* A sub-query from its sources in order (exec__rollup_plan): the next
+ * only when the previous one answered nothing. */
+static int run_sub_planned(ex_t *x, const query_sub_t *sub)
+{
+    exec_ru_t plans[EXEC_RU_MAX_PLANS];
+    size_t np = 0;
+    int rc = exec__rollup_plan(x, sub, plans, &np);
+    if (rc || np == 0) {
+        x->ru = NULL;
+        return rc ? rc : run_sub(x, sub);
+    }
+    for (size_t i = 0; i < np; i++) {
+        uint64_t before = x->st.results;
+        x->ru = plans[i].table ? &plans[i] : NULL;
+        rc = run_sub(x, sub);
+        if (rc || x->st.results > before) break;
+    }
+    x->ru = NULL;
+    return rc;
+}
+
 /* ---- delete ------------------------------------------------------------- */
 
 static int run_delete(ex_t *x)
@@ -555,7 +576,7 @@ int exec_query(tsdb_t *db, const query_t *q, const exec_opts_t *opts, exec_resul
 
     int rc = 0;
     for (size_t i = 0; i < q->n_subs && !rc; i++)
-        rc = run_sub(&x, &q->subs[i]);
+        rc = run_sub_planned(&x, &q->subs[i]);
     if (!rc && q->delete_data) rc = run_delete(&x);
 
     x.st.total_ns = oct_clock_mono_ns() - x.t0;

@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "exec/exec.h"
 #include "tsdb/read.h"
+#include "tsdb/rollup.h"
 
 #define DAY_MS    86400000LL
 #define CHUNK_MS  (4 * 3600000LL) /* fast downsampling reads this much at a time */
@@ -104,6 +105,22 @@ typedef struct {
     size_t glen;
 } xseries_t;
 
+/* Where a sub-query's points come from when rollups are configured
+ * (exec_rollup.c, docs/rollups.md "Querying"): a 2.4 rollup or
+ * pre-aggregate table instead of the data table. */
+enum {
+    EXEC_RU_PLAIN, /* the values of aggregator `id`, through the user's downsampler */
+    EXEC_RU_AVG,   /* per bucket: sum of the `id` (sum) values / sum of the `id2` (count) ones */
+    EXEC_RU_COUNT, /* per bucket: the sum of the `id` (count) values */
+};
+typedef struct {
+    const char *table;                 /* 2.4 table name; NULL = the raw data table */
+    const query_rollup_interval_t *iv; /* NULL: hour rows of ordinary cells (pre-aggregates
+                                        * written without an interval) */
+    int id, id2;
+    int mode;
+} exec_ru_t;
+
 typedef struct {
     tsdb_t *db;
     uid_registry_t *uids;
@@ -120,6 +137,7 @@ typedef struct {
     xworker_t wk[MAX_WORKERS]; /* loading threads' readers, made on first use */
     nmap_t nm;
     const char *tz;
+    const exec_ru_t *ru; /* the current sub-query's source; NULL = raw data */
     /* delete_data: every matched series and its scan window */
     tlist_t del;
     int64_t *del_lo, *del_hi;
@@ -156,6 +174,23 @@ void exec__xnotes_free(xnotes_t *ns);
  * lowest failing series index is in x->eb. */
 int exec__load_all(ex_t *x, const query_sub_t *sub, const xseries_t *ser, size_t n, int64_t lo,
                    int64_t hi, query_dp_t **arr, xnotes_t *notes, size_t *lens, uint8_t *empty);
+
+/* The downsampling of nr points (sorted) over the scan window [lo, hi] by
+ * ds, fixed or calendar intervals or "all"; *out is malloc'd. 0 or an error
+ * in w->eb. */
+int exec__downsample(ex_t *x, xworker_t *w, const query_downsample_t *ds, int64_t lo, int64_t hi,
+                     const query_dp_t *raw, size_t nr, query_dp_t **out, size_t *n_out);
+
+/* exec_rollup.c */
+#define EXEC_RU_MAX_PLANS 16
+/* The sources to try for sub, in order (each next one only when the
+ * previous answered nothing: rollupUsage's fallbacks): *n = 0 means the raw
+ * data table only. OCT_EPARSE (a 400) for what cannot be answered. */
+int exec__rollup_plan(ex_t *x, const query_sub_t *sub, exec_ru_t *plans, size_t *n);
+/* load_series for x->ru: the series' downsampled (and rated) points from
+ * its rollup table; 1 when it has none in the window. */
+int exec__load_rollup(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid,
+                      size_t len, int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out);
 
 /* exec_fast.c: fixed-interval downsampling straight from the read columns */
 #define EXEC_FAST_NO (-1)

@@ -139,12 +139,11 @@ static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint
                        size_t len, int64_t lo, int64_t hi, xnotes_t *notes, query_dp_t **out,
                        size_t *n_out)
 {
-    const query_t *q = x->q;
     *out = NULL;
     *n_out = 0;
     query_dp_t *raw = NULL, *res = NULL;
     size_t nr = 0, n = 0;
-    int fn = exec__fast_kind(sub);
+    int fn = x->ru ? EXEC_FAST_NO : exec__fast_kind(sub);
     if (fn != EXEC_FAST_NO) {
         /* Fixed interval, common aggregator: the reader hands over its
          * points block by block as columns (tsdb_reader_scan) and exec__dsb_run
@@ -192,6 +191,7 @@ static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint
         *n_out = n;
         return 0;
     }
+    if (x->ru) return exec__load_rollup(x, w, sub, tsuid, len, lo, hi, out, n_out);
     int rc = read_dps(x, w, tsuid, len, lo, hi, notes, &raw, &nr);
     if (rc) return rc;
     if (nr == 0) {
@@ -203,12 +203,28 @@ static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint
         res = xmalloc(nr * sizeof *res);
         memcpy(res, raw, nr * sizeof *res);
         n = nr;
-    } else if (sub->ds.all || sub->ds.calendar) {
+    } else {
+        rc = exec__downsample(x, w, &sub->ds, lo, hi, raw, nr, &res, &n);
+        if (rc) return rc;
+    }
+    if (sub->rate) n = query_rate(&sub->rate_opts, res, n);
+    *out = res;
+    *n_out = n;
+    return 0;
+}
+
+int exec__downsample(ex_t *x, xworker_t *w, const query_downsample_t *ds, int64_t lo, int64_t hi,
+                     const query_dp_t *raw, size_t nr, query_dp_t **out, size_t *n_out)
+{
+    const query_t *q = x->q;
+    query_dp_t *res = NULL;
+    size_t n = 0;
+    if (ds->all || ds->calendar) {
         /* "all" covers the query range; calendar buckets fill the scan window */
-        int64_t s = sub->ds.all ? q->start_ms : lo, e = sub->ds.all ? q->end_ms : hi;
-        size_t cap = query_downsample_bound(&sub->ds, s, e, nr);
+        int64_t s = ds->all ? q->start_ms : lo, e = ds->all ? q->end_ms : hi;
+        size_t cap = query_downsample_bound(ds, s, e, nr);
         res = xmalloc((cap ? cap : 1) * sizeof *res);
-        long r = query_downsample(&sub->ds, x->tz, s, e, raw, nr, res, cap);
+        long r = query_downsample(ds, x->tz, s, e, raw, nr, res, cap);
         if (r < 0) {
             free(res);
             return ds_error(&w->eb, r);
@@ -218,7 +234,7 @@ static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint
         /* Fixed intervals: buckets are epoch multiples of the interval, so
          * chunks whose bounds are such multiples downsample independently;
          * each chunk gets exactly the points a read of its range returns. */
-        int64_t iv = sub->ds.interval_ms;
+        int64_t iv = ds->interval_ms;
         int64_t chunk = iv >= DAY_MS ? iv : (DAY_MS + iv - 1) / iv * iv;
         size_t cap = 0, p = 0;
         for (int64_t c = floor_div(lo, chunk) * chunk; c <= hi; c += chunk) {
@@ -228,12 +244,12 @@ static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint
             size_t p1 = p;
             while (p1 < nr && raw[p1].ts_ms <= e)
                 p1++;
-            size_t b = query_downsample_bound(&sub->ds, s, e, p1 - p);
+            size_t b = query_downsample_bound(ds, s, e, p1 - p);
             if (n + b > cap) {
                 cap = (n + b) * 2;
                 res = xrealloc(res, (cap ? cap : 1) * sizeof *res);
             }
-            long r = b ? query_downsample(&sub->ds, x->tz, s, e, raw + p, p1 - p, res + n, b) : 0;
+            long r = b ? query_downsample(ds, x->tz, s, e, raw + p, p1 - p, res + n, b) : 0;
             if (r < 0) {
                 free(res);
                 return ds_error(&w->eb, r);
@@ -242,7 +258,6 @@ static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint
             p = p1;
         }
     }
-    if (sub->rate) n = query_rate(&sub->rate_opts, res, n);
     *out = res;
     *n_out = n;
     return 0;

@@ -127,6 +127,16 @@ typedef struct query_filter {
     void *compiled; /* private: literals, pattern parts, PCRE2 code */
 } query_filter_t;
 
+/* rollupUsage (docs/rollups.md, "Querying"): UNSET reads as NOFALLBACK when
+ * rollups are configured and as raw when they are not. */
+typedef enum {
+    QUERY_ROLLUP_UNSET = 0,
+    QUERY_ROLLUP_NOFALLBACK,
+    QUERY_ROLLUP_RAW,
+    QUERY_ROLLUP_FALLBACK,
+    QUERY_ROLLUP_FALLBACK_RAW,
+} query_rollup_usage_t;
+
 typedef struct {
     const query_agg_t *agg;
     char *metric;  /* NULL when tsuids are given */
@@ -139,7 +149,9 @@ typedef struct {
     query_filter_t *filters;
     size_t n_filters;
     int explicit_tags;
-    int index; /* position in the request (query.index in showQuery) */
+    int index;                         /* position in the request (query.index in showQuery) */
+    query_rollup_usage_t rollup_usage; /* rollupUsage / m= rollup_<usage> */
+    int pre_agg;                       /* preAggregate / m= pre-agg */
     /* a histogram sub-query (docs/histograms.md) when either is set */
     double *percentiles; /* ascending (query_hist_check sorts them) */
     size_t n_percentiles;
@@ -174,6 +186,12 @@ int query_sub_equal(const query_sub_t *a, const query_sub_t *b);
 OCT_MUST_CHECK int query_parse_time(const char *s, const char *tz, int64_t now_ms, int64_t *out_ms,
                                     oct_errbuf_t *eb);
 
+/* A duration "<n><unit>" (ms s m h d w n y, any case), s[0..len), in ms,
+ * with its count and unit letter ('S' for ms; both may be NULL). Returns 0
+ * or OCT_EPARSE with OpenTSDB's text. */
+OCT_MUST_CHECK int query_parse_duration(const char *s, size_t len, int64_t *ms, int64_t *count,
+                                        char *unit, oct_errbuf_t *eb);
+
 /* "<n><unit>[c]-<agg>[-<fill>]" or "0all-<agg>". */
 OCT_MUST_CHECK int query_parse_downsample(const char *s, query_downsample_t *out, oct_errbuf_t *eb);
 
@@ -182,12 +200,15 @@ OCT_MUST_CHECK int query_parse_m(query_t *q, const char *m, oct_errbuf_t *eb);
 /* One `tsuid=` parameter value. */
 OCT_MUST_CHECK int query_parse_tsuid(query_t *q, const char *spec, oct_errbuf_t *eb);
 
-/* A rollup usage ("ROLLUP_RAW", the `rollupUsage` of a POST or the `rollup_*`
- * part of `m=`, any case), usage[0..n). octsdb has no rollup tables, so only
- * ROLLUP_RAW (raw data, which is what every query reads) is answered;
- * anything else, 2.4's three rollup modes or a name 2.4 would silently
- * read as ROLLUP_NOFALLBACK, is OCT_EPARSE with a message naming it. */
-OCT_MUST_CHECK int query_check_rollup_usage(const char *usage, size_t n, oct_errbuf_t *eb);
+/* A rollup usage, usage[0..n): "ROLLUP_RAW", "ROLLUP_NOFALLBACK",
+ * "ROLLUP_FALLBACK" or "ROLLUP_FALLBACK_RAW" (the `rollupUsage` of a POST or
+ * the `rollup_*` part of `m=`), any case, into *out. Anything else is
+ * OCT_EPARSE with a message naming it (2.4 silently reads it as
+ * ROLLUP_NOFALLBACK). */
+OCT_MUST_CHECK int query_parse_rollup_usage(const char *usage, size_t n, query_rollup_usage_t *out,
+                                            oct_errbuf_t *eb);
+/* The name of a usage ("ROLLUP_RAW"...), NULL for UNSET. */
+const char *query_rollup_usage_name(query_rollup_usage_t u);
 
 /* Builds a filter (compiling its expression); "type(expr)" text forms too.
  * OCT_EPARSE on an unknown type or a bad regexp. */

@@ -4,8 +4,7 @@
  * Numbers where strings are expected keep their text (a Grafana start of
  * 1356998400000 is a ms timestamp by the 10-character rule), booleans may be
  * strings or 0/1, unknown fields are ignored (2.4's fields octsdb does not
- * implement are refused when set: preAggregate, a rollupUsage but
- * ROLLUP_RAW), and of `tags` and `filters` the
+ * implement are refused when set: an unknown rollupUsage), and of `tags` and `filters` the
  * member written last wins (Jackson calls the setters in document order).
  * Validation follows TSQuery.validateAndSetQuery's order and texts: wrong
  * field types, then the times, then "Missing queries", then each sub-query
@@ -222,10 +221,8 @@ static int bind_sub(json_arena_t *a, const json_value_t *o, query_sub_t *s, quer
     } else if (tv && tv->type != JSON_NULL) {
         bad = 1;
     }
-    /* 2.4's histogram fields (docs/histograms.md); its pre-aggregate and
-     * rollup fields are refused below when they ask for something (octsdb
-     * has none of those tables). The two
-     * scan hints change how 2.4 reads HBase, never the answer. */
+    /* 2.4's histogram fields (docs/histograms.md). The two scan hints
+     * change how 2.4 reads HBase, never the answer. */
     const json_value_t *pct = json_obj_get(o, "percentiles");
     if (pct && pct->type != JSON_ARRAY && pct->type != JSON_NULL) bad = 1;
     int buckets = jbool(o, "showHistogramBuckets", &bad);
@@ -260,8 +257,9 @@ static int bind_sub(json_arena_t *a, const json_value_t *o, query_sub_t *s, quer
     }
     s->show_histogram_buckets = buckets;
     if (query_hist_check(s, &eb) < 0) return fail(err, eb.msg, NULL);
-    if (pre_agg) return fail(err, "Pre-aggregate queries (preAggregate) are not supported", NULL);
-    if (usage && *usage && query_check_rollup_usage(usage, strlen(usage), &eb) < 0)
+    s->pre_agg = pre_agg;
+    if (usage && *usage &&
+        query_parse_rollup_usage(usage, strlen(usage), &s->rollup_usage, &eb) < 0)
         return fail(err, eb.msg, NULL);
     return 0;
 }

@@ -31,8 +31,7 @@ typedef struct {
  * sub-queries with duplicates dropped and indexes renumbered, and the
  * calendar flag copied into each downsampler. Strings numbers and booleans
  * are coerced as Jackson does; unknown fields are ignored, but 2.4's
- * pre-aggregate and rollup fields set to ask for something are an error
- * (octsdb cannot answer them); percentiles and showHistogramBuckets make a
+ * unknown rollupUsage is an error; percentiles and showHistogramBuckets make a
  * histogram sub-query (query_hist_check); of "tags" and
  * "filters" the one written last wins. An empty or all-whitespace body is
  * "Missing message content".

@@ -20,9 +20,9 @@
  *  - empty `::` parts are ignored instead of failing with an internal error;
  *  - fill policy "scalar" is refused when parsed (OpenTSDB fails at run time);
  *  - a middle part octsdb does not implement is refused, never ignored:
- *    pre-agg and rollup_* other than rollup_raw (no rollup
- *    tables), and any part 2.4 does not know (2.4 ignores it: a typo such
- *    as "rat" would silently answer without the rate). */
+ *    a rollup_* that names no usage, and any part 2.4 does not
+ *    know (2.4 ignores it: a typo such as "rat" would silently answer
+ *    without the rate). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,8 +90,8 @@ static int java_parse_long(const char *s, size_t n, int64_t *out)
 
 /* Parses "<n><unit>" (s[0..len)) into milliseconds, the count and the unit
  * letter ('S' for ms). Errors carry OpenTSDB's texts. */
-static int parse_duration(const char *s, size_t len, int64_t *ms, int64_t *count, char *unit,
-                          oct_errbuf_t *eb)
+int query_parse_duration(const char *s, size_t len, int64_t *ms, int64_t *count, char *unit,
+                         oct_errbuf_t *eb)
 {
     size_t nd = 0;
     while (nd < len && s[nd] >= '0' && s[nd] <= '9')
@@ -208,7 +208,7 @@ int query_parse_time(const char *s, const char *tz, int64_t now_ms, int64_t *out
     }
     if (len >= 4 && !strncasecmp(s + len - 4, "-ago", 4)) {
         int64_t d;
-        int rc = parse_duration(s, len - 4, &d, NULL, NULL, eb);
+        int rc = query_parse_duration(s, len - 4, &d, NULL, NULL, eb);
         if (rc < 0) return rc;
         /* Clamp: "1000y-ago" means "from the beginning", not a negative time. */
         *out_ms = now_ms - d < 0 ? 0 : now_ms - d;
@@ -293,7 +293,8 @@ int query_parse_downsample(const char *s, query_downsample_t *out, oct_errbuf_t 
             out->calendar = 1;
             ilen--;
         }
-        int rc = parse_duration(parts[0], ilen, &out->interval_ms, &out->count, &out->unit, eb);
+        int rc =
+            query_parse_duration(parts[0], ilen, &out->interval_ms, &out->count, &out->unit, eb);
         if (rc < 0) return rc;
     }
     char agg[64];
@@ -368,7 +369,8 @@ int query_sub_equal(const query_sub_t *a, const query_sub_t *b)
     if (a->agg != b->agg || a->rate != b->rate || a->explicit_tags != b->explicit_tags ||
         a->has_downsample != b->has_downsample || a->n_tsuids != b->n_tsuids ||
         a->n_filters != b->n_filters || a->n_percentiles != b->n_percentiles ||
-        a->show_histogram_buckets != b->show_histogram_buckets)
+        a->show_histogram_buckets != b->show_histogram_buckets ||
+        a->rollup_usage != b->rollup_usage || a->pre_agg != b->pre_agg)
         return 0;
     for (size_t i = 0; i < a->n_percentiles; i++)
         if (a->percentiles[i] != b->percentiles[i]) return 0;
@@ -605,6 +607,8 @@ typedef struct {
     query_rate_t rate_opts;
     span_t ds;
     int explicit_tags;
+    query_rollup_usage_t rollup_usage;
+    int pre_agg;
 } middle_t;
 
 static int parse_middle(span_t *parts, size_t np, int m_form, middle_t *mid, oct_errbuf_t *eb)
@@ -630,12 +634,10 @@ static int parse_middle(span_t *parts, size_t np, int m_form, middle_t *mid, oct
             mid->pct = p;
         } else if (span_starts_ci(p, "show-histogram-buckets")) {
             mid->show_buckets = 1;
-        } else if (span_starts_ci(p, "pre-agg")) {
-            return oct_err(eb, OCT_EPARSE,
-                           "Pre-aggregate queries (pre-agg) are not supported: %.*s", (int)p.n,
-                           p.p);
+        } else if (p.n == 7 && span_starts_ci(p, "pre-agg")) {
+            mid->pre_agg = 1;
         } else if (span_starts_ci(p, "rollup_")) {
-            int rc = query_check_rollup_usage(p.p, p.n, eb);
+            int rc = query_parse_rollup_usage(p.p, p.n, &mid->rollup_usage, eb);
             if (rc < 0) return rc;
         } else if (span_starts_ci(p, "explicit_tags")) {
             /* tsuid= names its series exactly: nothing left to restrict */
@@ -647,14 +649,28 @@ static int parse_middle(span_t *parts, size_t np, int m_form, middle_t *mid, oct
     return 0;
 }
 
-int query_check_rollup_usage(const char *usage, size_t n, oct_errbuf_t *eb)
+static const char *const rollup_usage_names[] = {NULL, "ROLLUP_NOFALLBACK", "ROLLUP_RAW",
+                                                 "ROLLUP_FALLBACK", "ROLLUP_FALLBACK_RAW"};
+
+const char *query_rollup_usage_name(query_rollup_usage_t u)
 {
-    static const char raw[] = "ROLLUP_RAW";
-    if (n == sizeof raw - 1 && !strncasecmp(usage, raw, n)) return 0;
+    return (unsigned)u < 5 ? rollup_usage_names[u] : NULL;
+}
+
+int query_parse_rollup_usage(const char *usage, size_t n, query_rollup_usage_t *out,
+                             oct_errbuf_t *eb)
+{
+    for (int u = QUERY_ROLLUP_NOFALLBACK; u <= QUERY_ROLLUP_FALLBACK_RAW; u++) {
+        const char *name = rollup_usage_names[u];
+        if (strlen(name) == n && !strncasecmp(usage, name, n)) {
+            *out = (query_rollup_usage_t)u;
+            return 0;
+        }
+    }
     return oct_err(eb, OCT_EPARSE,
-                   "Rollup queries (%.*s) are not supported: octsdb has no rollup tables; only "
-                   "ROLLUP_RAW (raw data) is accepted",
-                   (int)n, usage);
+                   "Unknown rollup usage: %.*s (one of ROLLUP_RAW, ROLLUP_NOFALLBACK, "
+                   "ROLLUP_FALLBACK, ROLLUP_FALLBACK_RAW)",
+                   (int)(n > 200 ? 200 : n), usage);
 }
 
 /* Validation common to m= and tsuid= (TSSubQuery.validateAndSetQuery order). */
@@ -672,6 +688,8 @@ static int finish_sub(query_sub_t *sub, span_t agg, const middle_t *mid, oct_err
     sub->rate = mid->rate;
     sub->rate_opts = mid->rate_opts;
     sub->explicit_tags = mid->explicit_tags;
+    sub->rollup_usage = mid->rollup_usage;
+    sub->pre_agg = mid->pre_agg;
     if (mid->has_ds) {
         char *ds = span_dup(mid->ds);
         int rc = query_parse_downsample(ds, &sub->ds, eb);

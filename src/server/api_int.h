@@ -41,8 +41,11 @@ void api_stats_query(api_call_t *c);
 void api_stats_threads(api_call_t *c);
 void api_metrics(api_call_t *c); /* /metrics, Prometheus text (api_metrics.c) */
 void api_dropcaches(api_call_t *c);
-void api_rollup(api_call_t *c);    /* 501: not implemented (api_misc.c) */
+void api_rollup(api_call_t *c);    /* /api/rollup (api_rollup.c) */
 void api_histogram(api_call_t *c); /* api_histogram.c */
+/* The telnet `rollup` command (api_rollup.c): line[0..len) is the whole
+ * line; an error line (prefix "rollup: ") goes to out, nothing on success. */
+void api_rollup_telnet(tsd_ctx_t *t, const char *line, size_t len, oct_strbuf_t *out);
 void api_suggest(api_call_t *c);
 void api_search_lookup(api_call_t *c);
 void api_search_tsmeta(api_call_t *c); /* api_search_meta.c */

@@ -1,8 +1,6 @@
 /* api_misc.c -- the small read-only endpoints: /api/version, /api/config,
  * /api/config/filters, /api/aggregators, /api/serializers, /api/stats (and
- * its query and threads sub-paths) and /api/dropcaches; and /api/rollup,
- * which octsdb does not implement yet: it answers 501 rather than 404, so a
- * client learns why its writes go nowhere.
+ * its query and threads sub-paths) and /api/dropcaches.
  *
  * Shapes follow OpenTSDB 2.4 (docs/http-api.md, Endpoints). Where OpenTSDB reports the
  * JVM (threads) we report the process's own threads from /proc, since that
@@ -332,10 +330,4 @@ void api_dropcaches(api_call_t *c)
     json_w_key(&w, "message");
     json_w_str(&w, "Caches dropped");
     json_w_obj_end(&w);
-}
-
-void api_rollup(api_call_t *c)
-{
-    http_error(c->resp, 501, "Rollups are not implemented",
-               "octsdb stores no rollup or pre-aggregate data yet; write raw points to /api/put");
 }

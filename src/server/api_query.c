@@ -261,9 +261,9 @@ static void write_sub(json_writer_t *w, const query_sub_t *s)
     json_w_key(w, "showHistogramBuckets");
     json_w_bool(w, s->show_histogram_buckets);
     json_w_key(w, "preAggregate");
-    json_w_bool(w, 0);
+    json_w_bool(w, s->pre_agg);
     json_w_key(w, "rollupUsage");
-    json_w_null(w);
+    json_w_str(w, query_rollup_usage_name(s->rollup_usage));
     json_w_obj_end(w);
 }
 

@@ -25,9 +25,8 @@
  * modes only: in ro mode `put` is an unknown command, as in OpenTSDB), then
  * diediedie only with tsd.core.enable_diediedie (a deviation: OpenTSDB has
  * it unless tsd.no_diediedie, which still turns it off). histogram
- * (hist_in.c) is allowed where put is. rollup is not implemented yet: where
- * 2.4 has it (wherever put is allowed) it answers "rollup: not implemented:
- * ..." rather than being unknown, and `help` does not list it.
+ * (hist_in.c) and rollup (api_rollup_telnet) are allowed where put is, as
+ * in 2.4.
  *
  * With authentication on (server/auth.h) every command but put passes
  * auth_telnet_line first; put stays on its fast path because allow_put is
@@ -46,6 +45,7 @@
 #include <time.h>
 
 #include "common/xmalloc.h"
+#include "server/api_int.h"
 #include "server/auth.h"
 #include "server/build_info.h"
 #include "server/hist_int.h"
@@ -510,9 +510,7 @@ static telnet_action_t run_line(telnet_session_t *s, const char *line, size_t le
     } else if (word_is(w, wn, "exit")) {
         return TELNET_CLOSE;
     } else if (s->allow_put && word_is(w, wn, "rollup")) {
-        tsd_count(t, TSD_CTR_RPC_ERRORS_TELNET, 1);
-        oct_strbuf_puts(out, "rollup: not implemented: octsdb stores no rollup or pre-aggregate "
-                             "data yet\n");
+        api_rollup_telnet(t, line, len, out);
     } else if (s->allow_put && word_is(w, wn, "histogram")) {
         hist_telnet(t, line + b, len - b, s->return_errors, out); /* hist_in.c */
     } else if (s->allow_diediedie && word_is(w, wn, "diediedie")) {

@@ -61,6 +61,8 @@ typedef enum {
     STORE_TABLE_META,     /* tsd.storage.hbase.meta_table, default "tsdb-meta" */
     STORE_TABLE_TREE,     /* tsd.storage.hbase.tree_table, default "tsdb-tree" */
     STORE_TABLE_SYS,      /* octsdb's own bookkeeping ("octsdb-sys"): data-dir layout */
+    STORE_TABLE_ROLLUP,   /* 2.4's rollup and pre-aggregate tables ("octsdb-rollup"), each
+                           * a partition prefix (docs/format/rollup.md) */
     STORE_TABLE_COUNT
 } store_table_t;
 
@@ -77,7 +79,7 @@ typedef struct {
                                                  * own settings; NULL = its defaults */
 } store_options_t;
 
-/* Defaults: "tsdb", "tsdb-uid", "tsdb-meta", "tsdb-tree", "octsdb-sys". */
+/* Defaults: "tsdb", "tsdb-uid", "tsdb-meta", "tsdb-tree", "octsdb-sys", "octsdb-rollup". */
 const char *store_table_default_name(store_table_t t);
 
 /* One cell. In results, the slices point into memory owned by the

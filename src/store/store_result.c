@@ -7,7 +7,7 @@
 #include "common/xmalloc.h"
 
 static const char *const store_default_names[STORE_TABLE_COUNT] = {
-    "tsdb", "tsdb-uid", "tsdb-meta", "tsdb-tree", "octsdb-sys",
+    "tsdb", "tsdb-uid", "tsdb-meta", "tsdb-tree", "octsdb-sys", "octsdb-rollup",
 };
 
 const char *store_table_default_name(store_table_t t)

@@ -36,7 +36,9 @@
 #include "common/config.h"
 #include "common/err.h"
 
-enum { TSDB_COPY_NTABLES = 5 }; /* tsdb, tsdb-uid, tsdb-meta, tsdb-tree, octsdb-sys */
+enum {
+    TSDB_COPY_NTABLES = 6
+}; /* tsdb, tsdb-uid, tsdb-meta, tsdb-tree, octsdb-sys, octsdb-rollup */
 
 /* Default table name of table i (for messages), i < TSDB_COPY_NTABLES. */
 const char *tsdb_copy_table_name(unsigned i);

@@ -15,6 +15,10 @@
  * on into 'cur' and reads see both. Jobs are written in groups of up to 256
  * rows per store_write; the last write of a pass is synced, then the WAL
  * segments below the oldest one still referenced by the head are deleted.
+ * With tsd.rollups.auto a final job also yields the hour's rollup cells
+ * (tw_rollup_auto, computed from every point of the hour), written before
+ * the group's data write, so a crash before the WAL is cut replays into a
+ * recomputation of the same cells: exactly once without bookkeeping.
  * Only one pass runs at a time (flush_mu). */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,7 +55,8 @@ typedef struct {
     uint32_t own_lo, wseq;
     const codec_point_t *sent;
     uint32_t nsent;
-    int rc; /* a compaction's own result (shared store: one CAS per row) */
+    int rc;             /* a compaction's own result (shared store: one CAS per row) */
+    tw_rollup_ops_t ru; /* final jobs with tsd.rollups.auto: the hour's rollup cells */
     /* owned buffers for the store ops */
     uint8_t key[CODEC_ROWKEY_MAX_SALT + 8 + 4 + TW_MAX_TSUID];
     size_t klen;
@@ -91,7 +96,7 @@ static int encode_into(tw_job_t *j, const codec_point_t *pts, size_t n, oct_errb
 /* Encodes the points of the block cells in blk merged with the job's
  * points (ranked above every cell) into job->val. */
 static int merge_encode(tsdb_writer_t *w, tw_job_t *j, const store_result_t *blk,
-                        uint64_t *conflicts, oct_errbuf_t *eb)
+                        uint64_t *conflicts, int with_rollups, oct_errbuf_t *eb)
 {
     tw_rpt_t *v = NULL;
     size_t n = 0, cap = 0;
@@ -108,6 +113,7 @@ static int merge_encode(tsdb_writer_t *w, tw_job_t *j, const store_result_t *blk
     codec_point_t *m = xmalloc((n ? n : 1) * sizeof *m);
     size_t k = tw_merge_ranked(v, n, w->fix_dups, conflicts, m);
     rc = encode_into(j, m, k, eb);
+    if (!rc && with_rollups) rc = tw_rollup_auto(w->db, j->s, j->base_s, m, k, &j->ru, eb);
     free(m);
 out:
     free(v);
@@ -202,7 +208,7 @@ static void shared_compact(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, o
             free(j->val);
             j->val = NULL;
             uint64_t conf = 0;
-            rc = merge_encode(w, j, &blk, &conf, eb);
+            rc = merge_encode(w, j, &blk, &conf, 0, eb); /* no auto rollups on a shared store */
             if (!rc) {
                 store_check_t *ck = xmalloc((blk.n + 1) * sizeof *ck);
                 store_op_t *ops = xmalloc((blk.n + 1) * sizeof *ops);
@@ -275,6 +281,7 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
     j->new_next = 1;
     if (next == 0) {
         rc = encode_into(j, j->pts, j->n, eb);
+        if (!rc) rc = tw_rollup_auto(w->db, j->s, j->base_s, j->pts, j->n, &j->ru, eb);
         goto out;
     }
     /* Compaction: every block of the row plus the flushed points -> seq 0. */
@@ -303,7 +310,7 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
             d->len = CODEC_BLOCK_QUAL_LEN;
         }
     }
-    rc = merge_encode(w, j, &blk, conflicts, eb);
+    rc = merge_encode(w, j, &blk, conflicts, 1, eb);
     store_result_free(&blk);
 out:
     store_result_free(&row);
@@ -383,6 +390,21 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
                              {rowk, oct_slice_str(TW_FAMILY),
                               oct_slice(j->dels[d].b, j->dels[d].len), oct_slice(NULL, 0)}};
     }
+    /* The hours' rollup cells first: if the data write then fails, the
+     * points stay in the head and the next pass writes both again. */
+    size_t nru = 0;
+    for (size_t i = 0; i < ps->n && !wrc; i++)
+        nru += ps->jobs[i].ru.n;
+    if (!wrc && nru) {
+        store_op_t *rops = xmalloc(nru * sizeof *rops);
+        size_t k = 0;
+        for (size_t i = 0; i < ps->n; i++) {
+            memcpy(rops + k, ps->jobs[i].ru.ops, ps->jobs[i].ru.n * sizeof *rops);
+            k += ps->jobs[i].ru.n;
+        }
+        wrc = store_write(w->st, STORE_TABLE_ROLLUP, rops, nru, 0, eb);
+        free(rops);
+    }
     if (!wrc && nops)
         wrc = store_write(w->st, STORE_TABLE_DATA, ps->ops, nops, sync ? STORE_SYNC : 0, eb);
     if (wrc) {
@@ -434,6 +456,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
         pthread_mutex_unlock(&s->mu);
         free(j->val);
         free(j->dels);
+        tw_rollup_ops_free(&j->ru);
     }
     if (rc) atomic_fetch_add(&w->flush_errors, 1);
     atomic_fetch_sub(&w->head_points, flushed);

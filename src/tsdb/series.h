@@ -218,6 +218,21 @@ int tw_load_part(void *ctx, oct_slice_t part);
 void tw_meta_new_series(tsdb_writer_t *w, const tw_series_t *s);
 void tw_meta_points(tsdb_writer_t *w, tw_series_t *const *ser, size_t n);
 
+/* rollup.c: tsd.rollups.auto. The rollup cells (sum, count, min, max of
+ * every interval that divides an hour) of one series' complete hour
+ * pts[0..n) (sorted) starting at base_s, as store ops on
+ * STORE_TABLE_ROLLUP; computed, never added to what is stored, so writing
+ * them again after a replay or a late point gives the same cells. out
+ * owns the ops' bytes (tw_rollup_ops_free); n = 0 when auto is off. */
+typedef struct {
+    store_op_t *ops;
+    size_t n;
+    void *cells;
+} tw_rollup_ops_t;
+int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
+                   size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb);
+void tw_rollup_ops_free(tw_rollup_ops_t *o);
+
 /* flush.c */
 OCT_MUST_CHECK int tw_flush_start(tsdb_writer_t *w, oct_errbuf_t *eb);
 void tw_flush_stop(tsdb_writer_t *w);

@@ -8,13 +8,15 @@
 #include "common/xmalloc.h"
 #include "tsdb/histogram.h"
 #include "tsdb/tsdb_int.h"
+#include "tsdb/rollup.h"
 
 struct tsdb {
     store_t *st;
     uid_registry_t *uids;
     tsdb_layout_t layout;
-    tsdb_writer_t *writer; /* NULL when read-only */
+    tsdb_writer_t *writer;          /* NULL when read-only */
     tsdb_hist_config_t hist;
+    query_rollup_config_t *rollups; /* NULL when tsd.rollups.enable is false */
 };
 
 /* Where the layout lives in octsdb-sys; one row, one cell per setting. */
@@ -147,6 +149,8 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     tsdb_t *db = xcalloc(1, sizeof *db);
     db->layout = layout;
     db->hist = hist;
+    rc = query_rollup_config_load(cfg, &db->rollups, eb); /* 2.4 checks it at start-up */
+    if (rc) goto fail;
     rc = store_open(&so, &db->st, eb);
     if (rc) goto fail;
     rc = tsdb_layout_check(db->st, &layout, flags, dir, eb);
@@ -181,7 +185,13 @@ void tsdb_close(tsdb_t *db)
     tsdb__writer_close(db->writer);
     uid_registry_close(db->uids);
     store_close(db->st);
+    query_rollup_config_free(db->rollups);
     free(db);
+}
+
+const query_rollup_config_t *tsdb_rollups(const tsdb_t *db)
+{
+    return db->rollups;
 }
 
 tsdb_writer_t *tsdb__writer(tsdb_t *db)

@@ -173,8 +173,9 @@ static void commands(void **state)
     expect_reply(fd, "\r\n", "unknown command: .  Try `help'.\n");
     expect_reply(fd, "PUT x\n", "unknown command: PUT.  Try `help'.\n"); /* case-sensitive */
     /* known to 2.4, not implemented here: an error saying so, not "unknown" */
+    /* rollups are off here: 2.4's first write rule (test_rollup.c has the rest) */
     expect_reply(fd, "rollup 1h-sum x 1 1 a=b\n",
-                 "rollup: not implemented: octsdb stores no rollup or pre-aggregate data yet\n");
+                 "rollup: illegal argument: No rollup or aggregations were configured\n");
     /* 2.4's reply without tsd.core.histograms.config */
     expect_reply(fd, "histogram x 1 0,1=1 a=b\n",
                  "histogram: illegal argument: Histogram storage has not been enabled. Check the "

@@ -1,20 +1,22 @@
-/* test_unimplemented.c -- what octsdb does not implement yet (rollups,
- * pre-aggregates, histograms: issue 12) is a clear error, never a silent
- * wrong answer, over the real daemon and the real binary:
+/* test_unimplemented.c -- what octsdb does not implement yet (histograms,
+ * split rollup queries: issue 12), and rollup questions to a TSD without
+ * rollups, are clear errors, never a silent wrong answer, over the real
+ * daemon and the real binary (rollups themselves: test_rollup.c):
  *
- *  - /api/query, GET and POST: pre-agg / preAggregate and every rollup usage but
- *    ROLLUP_RAW are 400s in OpenTSDB's error shape; an m= part 2.4 would
- *    silently drop is a 400 too; ROLLUP_RAW (raw data) answers exactly the
- *    plain query, checked against sums worked out here; a histogram query
- *    (percentiles, showHistogramBuckets) over numeric data answers nothing;
- *  - /api/rollup is 501 (405 for other verbs), /api/histogram without
- *    tsd.core.histograms.config 503 (any verb, as 2.4); both 404 in ro mode,
- *    where 2.4 does not register them;
+ *  - /api/query, GET and POST: pre-agg / preAggregate and every rollup usage
+ *    but ROLLUP_RAW while tsd.rollups.enable is false, and an unknown usage,
+ *    are 400s in OpenTSDB's error shape; an m= part 2.4 would silently drop
+ *    is a 400 too; ROLLUP_RAW (raw data) answers exactly the plain query,
+ *    checked against sums worked out here; a histogram query (percentiles,
+ *    showHistogramBuckets) over numeric data answers nothing;
+ *  - /api/rollup refuses every point while rollups are off, /api/histogram
+ *    without tsd.core.histograms.config is 503 (any verb, as 2.4); both 404
+ *    in ro mode, where 2.4 does not register them;
  *  - telnet rollup and histogram (test_telnet.c checks their rw replies;
  *    here: unknown in ro mode);
- *  - tsd.rollups.enable and tsd.rollups.split_query.enable turned on stop
- *    start-up naming the key, from --set and from a config file, and so does
- *    a tsd.core.histograms.config naming a codec other than the simple one. */
+ *  - tsd.rollups.split_query.enable turned on stops start-up naming the
+ *    key, from --set and from a config file, and so does a
+ *    tsd.core.histograms.config naming a codec other than the simple one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,11 +70,11 @@ static int teardown(void **state)
     return 0;
 }
 
-#define Q      "/api/query?start=1356998400&end=1356998700&m="
-#define ERR400 "{\"error\":{\"code\":400,\"message\":\""
-#define END    "\"}}"
-#define ROLLUP_TAIL                                                                                \
-    ") are not supported: octsdb has no rollup tables; only ROLLUP_RAW (raw data) is accepted"
+#define Q           "/api/query?start=1356998400&end=1356998700&m="
+#define ERR400      "{\"error\":{\"code\":400,\"message\":\""
+#define END         "\"}}"
+#define ROLLUP_TAIL " queries need rollups: tsd.rollups.enable is false on this TSD"
+#define USAGE_TAIL  " (one of ROLLUP_RAW, ROLLUP_NOFALLBACK, ROLLUP_FALLBACK, ROLLUP_FALLBACK_RAW)"
 
 static char *post_body(const char *extra)
 {
@@ -90,21 +92,22 @@ static void get_refused(void **state)
     /* a histogram query reads histogram cells only: u.m's numbers are not an answer */
     AC_EXPECT(&g_t, "GET", Q "sum:percentiles[50,99]:u.m", NULL, 200, "[]");
     AC_EXPECT(&g_t, "GET", Q "sum:show-histogram-buckets:u.m", NULL, 200, "[]");
-    AC_EXPECT(&g_t, "GET", Q "sum:pre-agg:u.m", NULL, 400,
-              ERR400 "Pre-aggregate queries (pre-agg) are not supported: pre-agg" END);
+    AC_EXPECT(&g_t, "GET", Q "sum:pre-agg:u.m", NULL, 400, ERR400 "Pre-aggregate" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "GET", Q "sum:1m-sum:rollup_nofallback:u.m", NULL, 400,
-              ERR400 "Rollup queries (rollup_nofallback" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_NOFALLBACK" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "GET", Q "sum:rollup_fallback:u.m", NULL, 400,
-              ERR400 "Rollup queries (rollup_fallback" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_FALLBACK" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "GET", Q "sum:rollup_fallback_raw:u.m", NULL, 400,
-              ERR400 "Rollup queries (rollup_fallback_raw" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_FALLBACK_RAW" ROLLUP_TAIL END);
+    AC_EXPECT(&g_t, "GET", Q "sum:rollup_typo:u.m", NULL, 400,
+              ERR400 "Unknown rollup usage: rollup_typo" USAGE_TAIL END);
     /* 2.4 drops a part it does not know: "rat" would answer without the rate */
     AC_EXPECT(&g_t, "GET", Q "sum:rat:u.m", NULL, 400,
               ERR400 "Unknown part of the sub-query: rat" END);
     /* the tsuid= form too */
     AC_EXPECT(&g_t, "GET",
               "/api/query?start=1356998400&end=1356998700&tsuid=sum:pre-agg:000001000001000001",
-              NULL, 400, ERR400 "Pre-aggregate queries (pre-agg) are not supported: pre-agg" END);
+              NULL, 400, ERR400 "Pre-aggregate" ROLLUP_TAIL END);
 }
 
 static void post_refused(void **state)
@@ -113,17 +116,17 @@ static void post_refused(void **state)
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"percentiles\":[50,99]"), 200, "[]");
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"showHistogramBuckets\":true"), 200, "[]");
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"preAggregate\":true"), 400,
-              ERR400 "Pre-aggregate queries (preAggregate) are not supported" END);
+              ERR400 "Pre-aggregate" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"rollupUsage\":\"ROLLUP_NOFALLBACK\""), 400,
-              ERR400 "Rollup queries (ROLLUP_NOFALLBACK" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_NOFALLBACK" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "POST", "/api/query",
               post_body(",\"downsample\":\"1m-avg\",\"rollupUsage\":\"ROLLUP_FALLBACK\""), 400,
-              ERR400 "Rollup queries (ROLLUP_FALLBACK" ROLLUP_TAIL END);
+              ERR400 "ROLLUP_FALLBACK" ROLLUP_TAIL END);
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"rollupUsage\":\"ROLLUP_FALLBACK_RAW\""),
-              400, ERR400 "Rollup queries (ROLLUP_FALLBACK_RAW" ROLLUP_TAIL END);
+              400, ERR400 "ROLLUP_FALLBACK_RAW" ROLLUP_TAIL END);
     /* 2.4 reads an unknown usage as ROLLUP_NOFALLBACK without a word */
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"rollupUsage\":\"RAW\""), 400,
-              ERR400 "Rollup queries (RAW" ROLLUP_TAIL END);
+              ERR400 "Unknown rollup usage: RAW" USAGE_TAIL END);
     /* a wrong type is a JSON error, as any field's */
     AC_EXPECT(&g_t, "POST", "/api/query", post_body(",\"percentiles\":50"), 400,
               ERR400 "Unable to parse the given JSON\",\"details\":\"a field has the wrong "
@@ -154,13 +157,15 @@ static void raw_answers(void **state)
 static void endpoints(void **state)
 {
     (void)state;
-    AC_EXPECT(&g_t, "POST", "/api/rollup",
+    /* rollups off: 2.4's first write rule refuses the point */
+    AC_EXPECT(&g_t, "POST", "/api/rollup?details",
               "{\"metric\":\"u.m\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":"
               "\"a\"},\"interval\":\"1h\",\"aggregator\":\"SUM\"}",
-              501,
-              "{\"error\":{\"code\":501,\"message\":\"Rollups are not implemented\",\"details\":"
-              "\"octsdb stores no rollup or pre-aggregate data yet; write raw points to "
-              "/api/put\"}}");
+              400,
+              "{\"success\":0,\"failed\":1,\"errors\":[{\"datapoint\":{\"metric\":\"u.m\","
+              "\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"},\"interval\":"
+              "\"1h\",\"aggregator\":\"SUM\"},\"error\":\"No rollup or aggregations were "
+              "configured\"}]}");
     /* histograms are off without tsd.core.histograms.config: 2.4's 503, before the verb */
     static const char h503[] =
         "{\"error\":{\"code\":503,\"message\":\"Histogram storage has not been enabled. Check "
@@ -233,8 +238,8 @@ static void startup_refused(void **state)
     char *dir = tu_tempdir();
     char args[4096];
     int st;
-    static const char *const keys[] = {"tsd.rollups.enable", "tsd.rollups.split_query.enable"};
-    for (int i = 0; i < 2; i++) {
+    static const char *const keys[] = {"tsd.rollups.split_query.enable"};
+    for (int i = 0; i < 1; i++) {
         snprintf(args, sizeof args, "--datadir=%s --set %s=true", dir, keys[i]);
         char want[256];
         snprintf(want, sizeof want,

@@ -304,11 +304,20 @@ static void m_every_part(void **state)
     assert_int_equal(s->rate, 1);
     assert_int_equal(s->explicit_tags, 1);
 
-    /* raw data is what every query reads: rollup_raw is accepted */
+    /* the rollup usages and pre-agg are parts of their own (any case) */
     s = parse_one(&q, "sum:rollup_raw:m5");
     assert_string_equal(s->metric, "m5");
     assert_int_equal(s->rate, 0);
     assert_int_equal(s->has_downsample, 0);
+    assert_int_equal(s->rollup_usage, QUERY_ROLLUP_RAW);
+    assert_int_equal(s->pre_agg, 0);
+    s = parse_one(&q, "sum:1h-sum:Rollup_Fallback_Raw:PRE-AGG:m7");
+    assert_int_equal(s->rollup_usage, QUERY_ROLLUP_FALLBACK_RAW);
+    assert_int_equal(s->pre_agg, 1);
+    s = parse_one(&q, "sum:rollup_nofallback:m8");
+    assert_int_equal(s->rollup_usage, QUERY_ROLLUP_NOFALLBACK);
+    s = parse_one(&q, "sum:m8");
+    assert_int_equal(s->rollup_usage, QUERY_ROLLUP_UNSET);
 
     s = parse_one(&q, "zimsum:m6{host=web*}");
     assert_int_equal(s->n_filters, 1);
@@ -346,7 +355,7 @@ static void m_every_part(void **state)
     s = parse_one(&q, "sum:1dc-avg-zero:m12");
     assert_int_equal(s->ds.calendar, 1);
     assert_int_equal(s->ds.fill, QUERY_FILL_ZERO);
-    assert_int_equal(q.n_subs, 14);
+    assert_int_equal(q.n_subs, 17);
     for (size_t i = 0; i < q.n_subs; i++)
         assert_int_equal(q.subs[i].index, (int)i);
     query_free(&q);
@@ -414,15 +423,10 @@ static void m_errors(void **state)
     want_m_err("sum:1m-sum-zero:percentiles[50]:m",
                "Fill policies are not supported for histogram queries (use none)");
     /* what octsdb does not implement is refused, never ignored */
-    want_m_err("sum:pre-agg:m", "Pre-aggregate queries (pre-agg) are not supported: pre-agg");
-    want_m_err("sum:1h-sum:rollup_fallback:m",
-               "Rollup queries (rollup_fallback) are not supported: octsdb has no rollup tables; "
-               "only ROLLUP_RAW (raw data) is accepted");
-    want_m_err("sum:rollup_nofallback:m",
-               "Rollup queries (rollup_nofallback) are not supported: octsdb has no rollup "
-               "tables; only ROLLUP_RAW (raw data) is accepted");
-    want_m_err("sum:rollup_rawx:m", "Rollup queries (rollup_rawx) are not supported: octsdb has "
-                                    "no rollup tables; only ROLLUP_RAW (raw data) is accepted");
+    /* 2.4 reads an unknown usage as ROLLUP_NOFALLBACK */
+    want_m_err("sum:rollup_rawx:m", "Unknown rollup usage: rollup_rawx (one of ROLLUP_RAW, "
+                                    "ROLLUP_NOFALLBACK, ROLLUP_FALLBACK, ROLLUP_FALLBACK_RAW)");
+    want_m_err("sum:pre-aggx:m", "Unknown part of the sub-query: pre-aggx");
     want_m_err("sum:rat:m", "Unknown part of the sub-query: rat");
     /* OpenTSDB's order: filters, then rate options, then aggregator, then downsample */
     want_m_err("foo:1m-bar:m{host=}", "When parsing tag 'host=': invalid tag: host=");
@@ -473,9 +477,9 @@ static void tsuid_queries(void **state)
     assert_string_equal(eb.msg, "Missing the metric or tsuids, provide at least one");
     assert_int_equal(query_parse_tsuid(&q, "sum:rate{counter,z}:0001", &eb), OCT_EPARSE);
     assert_string_equal(eb.msg, "Max value of counter was not a number, received 'z'");
-    assert_int_equal(query_parse_tsuid(&q, "sum:rollup_fallback_raw:0001", &eb), OCT_EPARSE);
-    assert_string_equal(eb.msg, "Rollup queries (rollup_fallback_raw) are not supported: octsdb "
-                                "has no rollup tables; only ROLLUP_RAW (raw data) is accepted");
+    assert_int_equal(query_parse_tsuid(&q, "sum:rollup_fallback_rawx:0001", &eb), OCT_EPARSE);
+    assert_string_equal(eb.msg, "Unknown rollup usage: rollup_fallback_rawx (one of ROLLUP_RAW, "
+                                "ROLLUP_NOFALLBACK, ROLLUP_FALLBACK, ROLLUP_FALLBACK_RAW)");
     assert_int_equal(query_parse_tsuid(&q, "avg:percentiles[50]:0001", &eb), OCT_EPARSE);
     assert_string_equal(eb.msg,
                         "Only NONE or SUM aggregation function supported for histogram query");

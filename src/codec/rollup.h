@@ -1,0 +1,33 @@
+/* rollup.h -- OpenTSDB 2.4's rollup cell qualifier (docs/format/rollup.md
+ * section 3): aggregator id, interval index and value flags in 3 bytes.
+ * Pure functions, no allocation, no I/O. */
+#ifndef OCT_CODEC_ROLLUP_H
+#define OCT_CODEC_ROLLUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/point.h"
+#include "common/err.h"
+
+#define CODEC_ROLLUP_QUAL_LEN   3
+#define CODEC_ROLLUP_MAX_AGG_ID 127
+#define CODEC_ROLLUP_MAX_INDEX  4095 /* 12 bits beside the flags */
+
+/* Encodes point p's value (integer: smallest of 1/2/4/8 bytes; double:
+ * float32 when exact, else float64) with the qualifier
+ * [agg_id][(index << 4) | flags] into qual[0..3) and val; *val_len gets
+ * the value width. Returns 0, or OCT_ERANGE when agg_id > 127 or
+ * index > 4095. */
+OCT_MUST_CHECK int codec_rollup_encode(unsigned agg_id, uint32_t index, const codec_point_t *p,
+                                       uint8_t qual[CODEC_ROLLUP_QUAL_LEN], uint8_t val[8],
+                                       size_t *val_len);
+
+/* Decodes a 3-byte rollup cell: *agg_id, *index and the value (its
+ * timestamp is left to the caller: base + index * interval). Returns 0 or
+ * OCT_ECORRUPT (a qualifier that is not 3 bytes, or a value whose length
+ * disagrees with its flags). */
+OCT_MUST_CHECK int codec_rollup_decode(const uint8_t *q, size_t qlen, const uint8_t *v, size_t vlen,
+                                       unsigned *agg_id, uint32_t *index, codec_point_t *out);
+
+#endif

@@ -1,0 +1,496 @@
+/* rollup.c -- OpenTSDB 2.4's rollup and pre-aggregate writes (its
+ * addAggregatePoint rules, in its order) and reads, over the store table
+ * octsdb-rollup (docs/format/rollup.md: one partition prefix per 2.4 table
+ * name, 2.4's row keys and qualifiers inside). */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "codec/cell.h"
+#include "codec/rollup.h"
+#include "common/strbuf.h"
+#include "common/xmalloc.h"
+#include "query/query.h"
+#include "tsdb/rollup.h"
+#include "tsdb/series.h"
+
+#define RU_FAMILY   "t"
+#define RU_MAX_NAME 200 /* table names; the partition is at most 255 bytes */
+#define RU_KEY_CAP  (1 + RU_MAX_NAME + 32)
+#define RU_BATCH    512 /* rows per multi-get */
+
+/* ---- messages in 2.4's shapes ---------------------------------------------- */
+
+/* "{k=v, k2=v2}" (Java's map text; in the order given, 2.4's is its hash map's). */
+static void tags_text(oct_strbuf_t *sb, const oct_slice_t *tags, size_t n)
+{
+    oct_strbuf_append(sb, "{", 1);
+    for (size_t i = 0; i < n; i++) {
+        if (i) oct_strbuf_append(sb, ", ", 2);
+        oct_strbuf_append(sb, tags[2 * i].ptr, tags[2 * i].len);
+        oct_strbuf_append(sb, "=", 1);
+        oct_strbuf_append(sb, tags[2 * i + 1].ptr, tags[2 * i + 1].len);
+    }
+    oct_strbuf_append(sb, "}", 1);
+}
+
+static int has_ci(oct_slice_t s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.len == n && !strncasecmp((const char *)s.ptr, lit, n);
+}
+
+static void upper(char *dst, oct_slice_t s, size_t cap)
+{
+    size_t n = s.len < cap - 1 ? s.len : cap - 1;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (char)toupper(((const unsigned char *)s.ptr)[i]);
+    dst[n] = '\0';
+}
+
+/* The value as 2.4 prints it in "bad timestamp": Java's byte list and the
+ * flags, e.g. "[42]/0". */
+static void value_text(oct_strbuf_t *sb, const codec_point_t *p)
+{
+    uint8_t v[8];
+    unsigned w =
+        p->is_float ? codec_value_encode_float(p->val.f, v) : codec_value_encode_int(p->val.i, v);
+    char b[16];
+    oct_strbuf_append(sb, "[", 1);
+    for (unsigned i = 0; i < w; i++) {
+        int n = snprintf(b, sizeof b, "%s%d", i ? ", " : "", (int)(int8_t)v[i]);
+        oct_strbuf_append(sb, b, (size_t)n);
+    }
+    int n = snprintf(b, sizeof b, "]/%u", (unsigned)codec_flags(p->is_float, w));
+    oct_strbuf_append(sb, b, (size_t)n);
+}
+
+/* ---- keys ------------------------------------------------------------------- */
+
+/* The partition of row key rk[0..rklen) in 2.4 table `table`: the name,
+ * then the row key up to its base time. Returns the length. */
+static size_t part_of(const codec_rowkey_layout_t *l, const char *table, const uint8_t *rk,
+                      uint8_t *out)
+{
+    size_t tl = strlen(table);
+    size_t pl = codec_rowkey_partition_prefix_len(l);
+    out[0] = (uint8_t)tl;
+    memcpy(out + 1, table, tl);
+    memcpy(out + 1 + tl, rk, pl);
+    return 1 + tl + pl;
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb)
+{
+    const query_rollup_config_t *c = tsdb_rollups(db);
+    tsdb_writer_t *w = tsdb__writer(db);
+    oct_strbuf_t tt = OCT_STRBUF_INIT;
+    oct_slice_t stack[34];
+    oct_slice_t *tags = dp->n_tags + 1 <= 17 ? stack : xmalloc(2 * (dp->n_tags + 1) * sizeof *tags);
+    char gb_up[64] = "";
+    char agg_tag[64];
+    int rc = 0;
+    const int m_len = (int)(dp->metric.len > 200 ? 200 : dp->metric.len);
+    const char *m = (const char *)dp->metric.ptr;
+    if (!w) {
+        rc = oct_err(eb, OCT_EIO, "this TSD is read-only");
+        goto out;
+    }
+    /* 1 */
+    if (!c) {
+        rc = oct_err(eb, OCT_EINVAL, "No rollup or aggregations were configured");
+        goto out;
+    }
+    tags_text(&tt, dp->tags, dp->n_tags);
+    /* 2 */
+    if (dp->group_by && dp->gb_agg.len == 0) {
+        rc = oct_err(eb, OCT_EINVAL,
+                     "Cannot write a group by data point without specifying the aggregation "
+                     "function. Metric=%.*s tags=%s",
+                     m_len, m, tt.ptr);
+        goto out;
+    }
+    /* 3: seconds only, also for pre-aggregates */
+    if (dp->ts < 0 || dp->ts > (int64_t)UINT32_MAX) {
+        oct_strbuf_t vt = OCT_STRBUF_INIT;
+        value_text(&vt, &dp->value);
+        rc =
+            oct_err(eb, OCT_EINVAL,
+                    "bad timestamp=%" PRId64 " when trying to add value=%s to metric=%.*s, tags=%s",
+                    dp->ts, vt.ptr, m_len, m, tt.ptr);
+        oct_strbuf_free(&vt);
+        goto out;
+    }
+    /* 4: the aggregate tag */
+    if (dp->group_by) upper(gb_up, dp->gb_agg, sizeof gb_up);
+    size_t nt = 0, key_at = SIZE_MAX;
+    oct_slice_t key = oct_slice_str(c->agg_tag_key);
+    for (size_t i = 0; i < dp->n_tags; i++) {
+        tags[2 * nt] = dp->tags[2 * i];
+        tags[2 * nt + 1] = dp->tags[2 * i + 1];
+        if (oct_slice_eq(dp->tags[2 * i], key)) key_at = nt;
+        nt++;
+    }
+    if (key_at == SIZE_MAX) {
+        if (dp->group_by) {
+            tags[2 * nt] = key;
+            tags[2 * nt + 1] = oct_slice_str(gb_up);
+            nt++;
+        } else if (c->tag_raw) {
+            tags[2 * nt] = key;
+            tags[2 * nt + 1] = oct_slice_str(c->raw_agg_tag_value);
+            nt++;
+        }
+    } else {
+        oct_slice_t v = tags[2 * key_at + 1];
+        if (!dp->group_by || !has_ci(v, gb_up)) {
+            rc = oct_err(eb, OCT_EINVAL,
+                         "Given tag value for %s of %.*s did not match the group by aggregator "
+                         "of %s for %.*s %s",
+                         c->agg_tag_key, (int)v.len, (const char *)v.ptr,
+                         dp->group_by ? gb_up : "null", m_len, m, tt.ptr);
+            goto out;
+        }
+        upper(agg_tag, v, sizeof agg_tag);
+        tags[2 * key_at + 1] = oct_slice_str(agg_tag);
+    }
+    /* 5 */
+    if (dp->group_by) {
+        char lower[64];
+        size_t n = strlen(gb_up);
+        for (size_t i = 0; i <= n; i++)
+            lower[i] = (char)tolower((unsigned char)gb_up[i]);
+        if (!query_agg_find(lower) || dp->gb_agg.len >= sizeof gb_up) {
+            rc = oct_err(eb, OCT_EINVAL, "Invalid group by aggregator %.*s with metric %.*s %s",
+                         (int)dp->gb_agg.len, (const char *)dp->gb_agg.ptr, m_len, m, tt.ptr);
+            goto out;
+        }
+        if (c->block_derived && (!strcmp(gb_up, "AVG") || !strcmp(gb_up, "DEV"))) {
+            rc = oct_err(eb, OCT_EINVAL,
+                         "Derived group by aggregations are not allowed %s with metric %.*s %s",
+                         gb_up, m_len, m, tt.ptr);
+            goto out;
+        }
+    }
+    /* 6: names (the added tag counts toward tsd.storage.max_tags) */
+    uint64_t names_gen = atomic_load(&w->names_gen);
+    tsdb_dp_t sdp = {.metric = dp->metric, .tags = tags, .n_tags = nt};
+    tw_series_t *s = NULL;
+    int fresh = 0;
+    rc = tw_series_prepare(w, &sdp, &s, &fresh, eb);
+    if (rc) goto out;
+    /* 7 */
+    const query_rollup_interval_t *iv = NULL;
+    int agg_id = -1;
+    if (dp->interval.len) {
+        iv = query_rollup_interval_find(c, (const char *)dp->interval.ptr, dp->interval.len);
+        if (!iv)
+            rc = oct_err(eb, OCT_ENOTFOUND, "No rollups configured for the interval: %.*s",
+                         (int)dp->interval.len, (const char *)dp->interval.ptr);
+        else if (dp->agg.len == 0)
+            rc = oct_err(eb, OCT_EINVAL, "Aggregator cannot be null or empty.");
+        else if ((agg_id = query_rollup_agg_id(c, (const char *)dp->agg.ptr, dp->agg.len)) < 0)
+            rc = oct_err(eb, OCT_EINVAL, "No ID found mapping to aggregator: %.*s",
+                         (int)dp->agg.len, (const char *)dp->agg.ptr);
+    }
+    if (rc) {
+        if (fresh) tw_series_free(s);
+        goto out;
+    }
+    /* 8 */
+    if (fresh) {
+        rc = tw_series_commit(w, &s, 1, names_gen, eb);
+        if (rc || !s) {
+            if (!rc) rc = oct_err(eb, OCT_EIO, "the series could not be created");
+            goto out;
+        }
+    }
+    /* 9 */
+    if (iv && c->block_derived && (has_ci(dp->agg, "avg") || has_ci(dp->agg, "dev"))) {
+        char a[64];
+        upper(a, dp->agg, sizeof a);
+        rc = oct_err(eb, OCT_EINVAL,
+                     "Derived rollup aggregations are not allowed %s with metric %.*s %s", a, m_len,
+                     m, tt.ptr);
+        goto out;
+    }
+    /* 10: one cell */
+    const char *table =
+        iv ? (dp->group_by ? iv->preagg_table : iv->table) : c->iv[c->default_iv].preagg_table;
+    int64_t base = iv ? query_rollup_base_time(iv, dp->ts) : codec_rowkey_base_time(dp->ts);
+    codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
+    uint8_t rk[TW_MAX_TSUID + 16], part[RU_KEY_CAP], qual[4], val[8];
+    int kl = codec_rowkey_from_tsuid(&l, s->tsuid, s->tsuid_len, base, rk, sizeof rk, eb);
+    if (kl < 0) {
+        rc = kl;
+        goto out;
+    }
+    size_t ql, vl;
+    if (iv) {
+        int64_t index = (dp->ts - base) / iv->interval_s;
+        if (codec_rollup_encode((unsigned)agg_id, (uint32_t)index, &dp->value, qual, val, &vl)) {
+            rc = oct_err(eb, OCT_EINVAL,
+                         "Interval index %" PRId64 " of timestamp=%" PRId64
+                         " does not fit the 12 bits of a rollup qualifier (interval %s, row span "
+                         "%d%c)",
+                         index, dp->ts, iv->interval, iv->span_mult, iv->span_unit);
+            goto out;
+        }
+        ql = CODEC_ROLLUP_QUAL_LEN;
+    } else {
+        codec_cell_buf_t cb;
+        codec_point_t p = dp->value;
+        p.ts_ms = dp->ts * 1000;
+        rc = codec_point_encode(&p, (uint32_t)base, 0, &cb, eb);
+        if (rc) goto out;
+        memcpy(qual, cb.qual, cb.qual_len);
+        memcpy(val, cb.val, cb.val_len);
+        ql = cb.qual_len;
+        vl = cb.val_len;
+    }
+    size_t pl = part_of(&l, table, rk, part);
+    store_op_t op = {STORE_OP_PUT,
+                     oct_slice(part, pl),
+                     {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY), oct_slice(qual, ql),
+                      oct_slice(val, vl)}};
+    rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, &op, 1, 0, eb);
+out:
+    if (tags != stack) free(tags);
+    oct_strbuf_free(&tt);
+    return rc;
+}
+
+int tsdb_rollup_sync(tsdb_t *db, oct_errbuf_t *eb)
+{
+    return store_sync(tsdb_store(db), eb);
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+static int cmp_pt(const void *a, const void *b)
+{
+    const codec_point_t *x = a, *y = b;
+    return (x->ts_ms > y->ts_ms) - (x->ts_ms < y->ts_ms);
+}
+
+int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_t *iv, int agg_id,
+                     const uint8_t *tsuid, size_t len, int64_t lo_ms, int64_t hi_ms,
+                     codec_point_t **out, size_t *n, oct_errbuf_t *eb)
+{
+    *out = NULL;
+    *n = 0;
+    if (strlen(table) > RU_MAX_NAME) return 0;
+    codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
+    size_t boff = (size_t)l.salt_w + l.metric_w;
+    int64_t lo_s = lo_ms >= 0 ? lo_ms / 1000 : 0, hi_s = hi_ms / 1000;
+    int64_t b = iv ? query_rollup_base_time(iv, lo_s) : codec_rowkey_base_time(lo_s);
+    size_t klen = codec_rowkey_len(&l, 0) + (len - l.metric_w);
+    size_t plen = 1 + strlen(table) + codec_rowkey_partition_prefix_len(&l);
+    uint8_t *keys = xmalloc(RU_BATCH * (klen + plen));
+    store_key_t sk[RU_BATCH];
+    store_result_t res = STORE_RESULT_INIT;
+    codec_point_t *pts = NULL;
+    size_t np = 0, cap = 0;
+    int rc = 0;
+    while (rc == 0 && b <= hi_s && b <= (int64_t)UINT32_MAX) {
+        size_t nk = 0;
+        for (; nk < RU_BATCH && b <= hi_s && b <= (int64_t)UINT32_MAX;
+             nk++, b = iv ? query_rollup_next_base(iv, b) : b + 3600) {
+            uint8_t *k = keys + nk * (klen + plen), *p = k + klen;
+            int kl = codec_rowkey_from_tsuid(&l, tsuid, len, b, k, klen, eb);
+            if (kl < 0) {
+                rc = kl;
+                break;
+            }
+            sk[nk].row = oct_slice(k, (size_t)kl);
+            sk[nk].part = oct_slice(p, part_of(&l, table, k, p));
+        }
+        store_result_reset(&res);
+        if (rc == 0 && nk)
+            rc = store_multi_get(tsdb_store(db), STORE_TABLE_ROLLUP, sk, nk,
+                                 oct_slice_str(RU_FAMILY), &res, eb);
+        if (rc > 0) rc = 0;
+        for (size_t i = 0; rc == 0 && i < res.n; i++) {
+            const store_cell_t *ce = &res.cells[i];
+            if (ce->row.len < boff + 4) continue;
+            int64_t base = oct_get_be32(ce->row.ptr + boff);
+            codec_point_t p;
+            if (iv) {
+                unsigned id;
+                uint32_t idx;
+                if (ce->qualifier.len != CODEC_ROLLUP_QUAL_LEN) continue; /* not a rollup cell */
+                if (codec_rollup_decode(ce->qualifier.ptr, ce->qualifier.len, ce->value.ptr,
+                                        ce->value.len, &id, &idx, &p)) {
+                    rc = oct_err(eb, OCT_ECORRUPT, "corrupt rollup cell in table %s", table);
+                    break;
+                }
+                if ((int)id != agg_id) continue;
+                p.ts_ms = (base + (int64_t)idx * iv->interval_s) * 1000;
+            } else {
+                codec_dp_t d;
+                if (ce->qualifier.len != 2 && ce->qualifier.len != 4) continue;
+                if (codec_cell_decode_single(ce->qualifier.ptr, ce->qualifier.len, ce->value.ptr,
+                                             ce->value.len, &d, eb)) {
+                    rc = OCT_ECORRUPT;
+                    break;
+                }
+                p.ts_ms = base * 1000 + d.offset_ms;
+                p.is_float = d.is_float;
+                if (d.is_float)
+                    p.val.f = d.val.f;
+                else
+                    p.val.i = d.val.i;
+            }
+            if (p.ts_ms < lo_ms || p.ts_ms > hi_ms) continue;
+            if (np == cap) {
+                cap = cap ? 2 * cap : 64;
+                pts = xrealloc(pts, cap * sizeof *pts);
+            }
+            pts[np++] = p;
+        }
+    }
+    free(keys);
+    store_result_free(&res);
+    if (rc) {
+        free(pts);
+        return rc;
+    }
+    qsort(pts, np, sizeof *pts, cmp_pt);
+    *out = pts;
+    *n = np;
+    return 0;
+}
+
+/* ---- rollups made by the TSD (tsd.rollups.auto) --------------------------- */
+
+typedef struct {
+    uint8_t part[RU_KEY_CAP];
+    uint8_t row[TW_MAX_TSUID + 16];
+    uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
+    uint8_t val[8];
+    size_t plen, rlen, vlen;
+} ru_cell_t;
+
+/* One interval's aggregates, as values 2.4's readers expect: integers
+ * while every input is one (and the sum does not overflow), else doubles. */
+typedef struct {
+    int64_t isum;
+    double dsum;
+    int sum_is_int;
+    uint64_t count;
+    codec_point_t min, max;
+} ru_acc_t;
+
+static double pv(const codec_point_t *p)
+{
+    return p->is_float ? p->val.f : (double)p->val.i;
+}
+
+static void acc_add(ru_acc_t *a, const codec_point_t *p)
+{
+    if (a->count == 0) {
+        a->sum_is_int = 1;
+        a->isum = 0;
+        a->dsum = 0;
+        a->min = a->max = *p;
+    } else {
+        if (pv(p) < pv(&a->min)) a->min = *p;
+        if (pv(p) > pv(&a->max)) a->max = *p;
+    }
+    a->count++;
+    a->dsum += pv(p);
+    if (a->sum_is_int && (p->is_float || __builtin_add_overflow(a->isum, p->val.i, &a->isum)))
+        a->sum_is_int = 0;
+}
+
+static int acc_cell(const codec_rowkey_layout_t *l, const tw_series_t *s,
+                    const query_rollup_interval_t *iv, int id, int64_t start_s,
+                    const codec_point_t *v, ru_cell_t *c, oct_errbuf_t *eb)
+{
+    int64_t base = query_rollup_base_time(iv, start_s);
+    int kl = codec_rowkey_from_tsuid(l, s->tsuid, s->tsuid_len, base, c->row, sizeof c->row, eb);
+    if (kl < 0) return kl;
+    c->rlen = (size_t)kl;
+    c->plen = part_of(l, iv->table, c->row, c->part);
+    if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
+                            c->val, &c->vlen))
+        return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
+    return 0;
+}
+
+int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
+                   size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb)
+{
+    memset(out, 0, sizeof *out);
+    const query_rollup_config_t *c = tsdb_rollups(db);
+    if (!c || !c->auto_rollup || n == 0) return 0;
+    /* aggregators the config gives ids: sum, count, min, max */
+    static const char *const names[4] = {"sum", "count", "min", "max"};
+    int ids[4];
+    for (int a = 0; a < 4; a++)
+        ids[a] = query_rollup_agg_id(c, names[a], strlen(names[a]));
+    size_t cap = 0;
+    for (size_t i = 0; i < c->n_iv; i++)
+        if (query_rollup_is_auto(c, &c->iv[i]))
+            cap += 4 * (n < (size_t)(3600 / c->iv[i].interval_s)
+                            ? n
+                            : (size_t)(3600 / c->iv[i].interval_s));
+    ru_cell_t *cells = xmalloc((cap ? cap : 1) * sizeof *cells);
+    codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
+    size_t nc = 0;
+    int rc = 0;
+    for (size_t i = 0; i < c->n_iv && !rc; i++) {
+        const query_rollup_interval_t *iv = &c->iv[i];
+        if (!query_rollup_is_auto(c, iv)) continue;
+        for (size_t p = 0; p < n && !rc;) {
+            int64_t ts = pts[p].ts_ms >= 0 ? pts[p].ts_ms / 1000 : (pts[p].ts_ms - 999) / 1000;
+            int64_t start = base_s + (ts - base_s) / iv->interval_s * iv->interval_s;
+            ru_acc_t acc = {0};
+            for (; p < n; p++) {
+                int64_t t = pts[p].ts_ms >= 0 ? pts[p].ts_ms / 1000 : (pts[p].ts_ms - 999) / 1000;
+                if (t >= start + iv->interval_s) break;
+                acc_add(&acc, &pts[p]);
+            }
+            codec_point_t v[4];
+            v[0].is_float = (uint8_t)!acc.sum_is_int;
+            if (acc.sum_is_int)
+                v[0].val.i = acc.isum;
+            else
+                v[0].val.f = acc.dsum;
+            v[1].is_float = 0;
+            v[1].val.i = (int64_t)acc.count;
+            v[2] = acc.min;
+            v[3] = acc.max;
+            for (int a = 0; a < 4 && !rc; a++)
+                if (ids[a] >= 0) rc = acc_cell(&l, s, iv, ids[a], start, &v[a], &cells[nc++], eb);
+        }
+    }
+    if (rc) {
+        free(cells);
+        return rc;
+    }
+    out->cells = cells;
+    out->ops = xmalloc((nc ? nc : 1) * sizeof *out->ops);
+    for (size_t i = 0; i < nc; i++) {
+        ru_cell_t *x = &cells[i];
+        out->ops[i] =
+            (store_op_t){STORE_OP_PUT,
+                         oct_slice(x->part, x->plen),
+                         {oct_slice(x->row, x->rlen), oct_slice_str(RU_FAMILY),
+                          oct_slice(x->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(x->val, x->vlen)}};
+    }
+    out->n = nc;
+    return 0;
+}
+
+void tw_rollup_ops_free(tw_rollup_ops_t *o)
+{
+    free(o->ops);
+    free(o->cells);
+    memset(o, 0, sizeof *o);
+}

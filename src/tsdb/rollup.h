@@ -1,0 +1,71 @@
+/* rollup.h -- storing and reading OpenTSDB 2.4's rollups and
+ * pre-aggregates (docs/rollups.md; bytes in docs/format/rollup.md).
+ *
+ * The configuration is loaded by tsdb_open (tsd.rollups.*, checked there
+ * with 2.4's start-up errors) and lives as long as the handle. A rollup
+ * point is stored at once as one cell of the store table octsdb-rollup, in
+ * the partition of its 2.4 table name and row; there is no head and no
+ * write-ahead log record for it: the store's own log makes a returned put
+ * survive kill -9, and tsdb_rollup_sync makes every returned put survive
+ * power loss (what ?sync=true waits for).
+ *
+ * The series of a rollup point is an ordinary series (created, persisted
+ * and indexed as a put's), so /api/query selects it by metric and tags.
+ *
+ * Threads: every function may be called from any number of threads. */
+#ifndef OCT_TSDB_ROLLUP_H
+#define OCT_TSDB_ROLLUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/point.h"
+#include "common/bytes.h"
+#include "common/err.h"
+#include "query/rollup.h"
+#include "tsdb/tsdb.h"
+
+/* The rollup configuration, or NULL when tsd.rollups.enable is false.
+ * Borrowed; valid until tsdb_close. */
+const query_rollup_config_t *tsdb_rollups(const tsdb_t *db);
+
+/* One rollup or pre-aggregate point as a client sent it. Slices are
+ * borrowed for the call. */
+typedef struct {
+    oct_slice_t metric;
+    const oct_slice_t *tags; /* 2 * n_tags slices: k0, v0, k1, v1, ... */
+    size_t n_tags;
+    int64_t ts;           /* as given (seconds; milliseconds are refused) */
+    codec_point_t value;  /* ts_ms unused */
+    oct_slice_t interval; /* len 0 = none */
+    oct_slice_t agg;      /* the rollup aggregator; len 0 = none */
+    oct_slice_t gb_agg;   /* the group-by aggregator (when group_by) */
+    int group_by;         /* a group-by aggregator was given (even empty) */
+} tsdb_rollup_dp_t;
+
+/* Stores one point, checking 2.4's rules in 2.4's order (docs/rollups.md,
+ * "Writing"). Returns 0, or with 2.4's text in eb:
+ *   OCT_EINVAL       a rule refused it (an IllegalArgument in 2.4)
+ *   OCT_ENOTFOUND    "No rollups configured for the interval: <i>"
+ *   OCT_EBADNAME     a bad metric or tag name
+ *   OCT_ENOSUCHNAME  unknown metric with auto-create off
+ *   OCT_EIO          storage failure */
+OCT_MUST_CHECK int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb);
+
+/* Makes every rollup put that returned before it durable on stable
+ * storage. Returns 0 or OCT_EIO. May block. */
+OCT_MUST_CHECK int tsdb_rollup_sync(tsdb_t *db, oct_errbuf_t *eb);
+
+/* The values of one series stored in 2.4 table `table` over
+ * [lo_ms, hi_ms], in time order, into *out (malloc'd, *n points; NULL
+ * when none). With iv, the rows are iv's row spans and only rollup cells
+ * of aggregator agg_id count, each stamped with its interval's start;
+ * with iv NULL, hour rows of ordinary second/millisecond cells (a
+ * pre-aggregate written without interval). Returns 0, OCT_ECORRUPT or
+ * OCT_EIO. */
+OCT_MUST_CHECK int tsdb_rollup_read(tsdb_t *db, const char *table,
+                                    const query_rollup_interval_t *iv, int agg_id,
+                                    const uint8_t *tsuid, size_t len, int64_t lo_ms, int64_t hi_ms,
+                                    codec_point_t **out, size_t *n, oct_errbuf_t *eb);
+
+#endif
