@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -85,7 +86,14 @@ int cli_live_find(const char *cmd, const oct_config_t *cfg, cli_live_t **out)
     tsd_addr_t a;
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
-    if (!dir || tsd_addr_read(dir, &a, &eb) != 0 || !tsd_addr_alive(&a)) return 1;
+    /* A TSD takes the lock, replays its log, listens, then writes the
+     * record: give one that is starting a moment (3 s) to write it. */
+    int rc = OCT_ENOTFOUND;
+    for (int i = 0; dir && i < 30 && (rc = tsd_addr_read(dir, &a, &eb)) == OCT_ENOTFOUND; i++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (rc != 0 || !tsd_addr_alive(&a)) return 1;
     if (a.https) {
         fprintf(stderr,
                 "octsdb %s: data dir held by the running TSD (pid %ld at %s:%d), which takes "
