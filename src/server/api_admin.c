@@ -12,6 +12,12 @@
  *   POST /api/octsdb/delete                      200 {"rows":N}; body {"windows":[{"tsuid":
  *                                                HEX,"start":ms,"end":ms}..]}: whole rows of
  *                                                those series and hours (tsdb_delete_window)
+ *   POST /api/octsdb/fsck?part=HEX&key=HEX[&resolve_dups][&last_write_wins]
+ *        [&delete_orphans][&delete_unknown][&delete_bad_values][&delete_bad_rows]
+ *        [&delete_bad_compacts]
+ *                                                200 {"messages":[..],"stats":[N..]}: repairs
+ *                                                one row (tsdb_fsck_row_at, fix on); stats is
+ *                                                tsdb_fsck_stats_t's counters in field order
  *   POST /api/octsdb/compact                     200 {"before":bytes,"after":bytes}
  *                                                (tsdb_flush, tsdb_compact)
  *
@@ -25,6 +31,8 @@
 
 #include "codec/rowkey.h"
 #include "server/api_int.h"
+#include "codec/uid_bytes.h"
+#include "tsdb/fsck.h"
 #include "tsdb/maint.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
@@ -115,6 +123,71 @@ void api_octsdb_uid_fsck(api_call_t *c)
     json_w_uint(&w, st.errors);
     json_w_key(&w, "fixed");
     json_w_uint(&w, st.fixed);
+    json_w_obj_end(&w);
+    c->resp->status = 200;
+}
+
+/* Every counter of tsdb_fsck_stats_t is a uint64_t: the answer lists them
+ * in field order, and the command (the same build) reads them back so. */
+_Static_assert(sizeof(tsdb_fsck_stats_t) % sizeof(uint64_t) == 0, "fsck stats are u64 counters");
+
+static void api_fsck_message(void *ctx, const char *msg)
+{
+    json_w_str(ctx, msg);
+}
+
+/* A hex query parameter into out[0..cap); its byte length or -1. */
+static int api_hex_param(api_call_t *c, const char *name, uint8_t *out, size_t cap)
+{
+    char hex[1100];
+    if (!http_param(c->req, name, hex, sizeof hex)) return -1;
+    size_t n = strlen(hex);
+    oct_errbuf_t eb;
+    if (n == 0 || n % 2 || n / 2 > cap || codec_uid_from_hex(hex, n, n / 2, out, &eb)) return -1;
+    return (int)(n / 2);
+}
+
+void api_octsdb_fsck(api_call_t *c)
+{
+    uint8_t part[512], key[512];
+    int pl = api_hex_param(c, "part", part, sizeof part);
+    int kl = api_hex_param(c, "key", key, sizeof key);
+    if (pl < 0 || kl <= 0) {
+        http_error(c->resp, 400, "Missing necessary values to repair a row",
+                   "part and key, in hex, are required");
+        return;
+    }
+    tsdb_fsck_opts_t o = {.fix = 1,
+                          .resolve_dups = api_flag(c, "resolve_dups"),
+                          .last_write_wins = api_flag(c, "last_write_wins"),
+                          .delete_orphans = api_flag(c, "delete_orphans"),
+                          .delete_unknown = api_flag(c, "delete_unknown"),
+                          .delete_bad_values = api_flag(c, "delete_bad_values"),
+                          .delete_bad_rows = api_flag(c, "delete_bad_rows"),
+                          .delete_bad_compacts = api_flag(c, "delete_bad_compacts")};
+    if (api_admin_begin(c)) return;
+    tsdb_fsck_stats_t st = {0};
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    json_writer_t w;
+    api_json_begin(c, &w);
+    json_w_obj_begin(&w);
+    json_w_key(&w, "messages");
+    json_w_arr_begin(&w);
+    int rc = tsdb_fsck_row_at(c->tsd->db, &o, oct_slice(part, (size_t)pl),
+                              oct_slice(key, (size_t)kl), &st, api_fsck_message, &w, &eb);
+    pthread_mutex_unlock(&api_admin_mu);
+    if (rc) {
+        http_error(c->resp, 500, "Repair failed", eb.msg[0] ? eb.msg : oct_strerror(rc));
+        return;
+    }
+    json_w_arr_end(&w);
+    json_w_key(&w, "stats");
+    json_w_arr_begin(&w);
+    const uint64_t *v = (const uint64_t *)&st;
+    for (size_t i = 0; i < sizeof st / sizeof *v; i++)
+        json_w_uint(&w, v[i]);
+    json_w_arr_end(&w);
     json_w_obj_end(&w);
     c->resp->status = 200;
 }

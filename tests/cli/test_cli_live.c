@@ -6,7 +6,8 @@
  * ones print exactly what they print after the TSD has stopped. At the end
  * every acknowledged load point is in the store, none twice. A rename is
  * followed at once by a put and a query under the new name. With
- * authentication on, the credentials come from a config file.
+ * authentication on, the credentials come from a config file. fsck --fix
+ * beside a TSD prints what it prints on a stopped copy of the data dir.
  *
  * The tests run in order over one TSD (cmocka runs them in order). */
 #include <setjmp.h>
@@ -26,7 +27,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/config.h"
+#include "store/store.h"
 #include "testutil.h"
+#include "tsdb/tsdb.h"
+#include "tsdb/tsdb_int.h"
 
 #define BASE     1356998400 /* 2013-01-01 00:00 UTC */
 #define IMP_N    300        /* points per imported series */
@@ -493,6 +498,83 @@ static void auth_credentials_from_the_config(void **state)
     unlink(conf);
 }
 
+/* Damage as tests/cli/test_cli_fsck.c plants it, straight into the store of
+ * a stopped data dir (UIDs of the import: f.m = 1, host = 1, a = 1). */
+static void plant_damage(const char *dir)
+{
+    oct_errbuf_t eb;
+    oct_config_t *cfg = oct_config_new();
+    assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", dir, &eb), 0);
+    tsdb_t *db;
+    assert_int_equal(tsdb_open(cfg, 0, &db, &eb), 0);
+    const char *d[][3] = {
+        {"000001 50E22700 000001 000001", "03C0", "63"}, /* a duplicate of +60 s */
+        {"000001 50E22700 000001 000001", "07", "00"},   /* a 1-byte qualifier */
+        {"000001 50E22700 0000", "0190", "01"},          /* a key of the wrong length */
+    };
+    uint8_t rows[3][32], quals[3][16], vals[3][16];
+    store_op_t ops[3];
+    memset(ops, 0, sizeof ops);
+    for (size_t i = 0; i < 3; i++) {
+        int rl = tu_unhex(d[i][0], rows[i], sizeof rows[i]);
+        int ql = tu_unhex(d[i][1], quals[i], sizeof quals[i]);
+        int vl = tu_unhex(d[i][2], vals[i], sizeof vals[i]);
+        ops[i] = (store_op_t){STORE_OP_PUT,
+                              oct_slice(rows[i], 7),
+                              {oct_slice(rows[i], (size_t)rl), oct_slice_str("t"),
+                               oct_slice(quals[i], (size_t)ql), oct_slice(vals[i], (size_t)vl)}};
+    }
+    assert_int_equal(store_write(tsdb_store(db), STORE_TABLE_DATA, ops, 3, STORE_SYNC, &eb), 0);
+    tsdb_close(db);
+    oct_config_free(cfg);
+}
+
+/* fsck --fix-all beside a TSD prints what it prints on a copy of the same
+ * stopped data dir, and leaves the data clean. */
+static void fsck_fix_beside_equals_fsck_fix_stopped(void **state)
+{
+    (void)state;
+    tu_tsd_t t = {0};
+    t.dir = tu_tempdir();
+    char in[4300], copy[4300], flag[4400], cflag[4400], cmd[9000];
+    snprintf(in, sizeof in, "%s.in", t.dir);
+    snprintf(copy, sizeof copy, "%s.copy", t.dir);
+    snprintf(flag, sizeof flag, "--datadir=%s", t.dir);
+    snprintf(cflag, sizeof cflag, "--datadir=%s", copy);
+    write_file(in, "f.m 1356998400 10 host=a\nf.m 1356998460 20 host=a\n");
+    char *out, *err, *want;
+    const char *imp[] = {"import", flag, "--auto-metric", in, NULL};
+    assert_int_equal(run(&out, &err, imp), 0);
+    free(out);
+    free(err);
+    plant_damage(t.dir);
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", t.dir, copy);
+    assert_int_equal(system(cmd), 0);
+    const char *fix_copy[] = {"fsck", cflag, "--full-scan", "--fix-all", NULL};
+    assert_int_equal(run(&want, &err, fix_copy), 1);
+    free(err);
+    if (!strstr(want, "Total Errors Fixed: 3\n")) fail_msg("stopped fsck --fix: <%s>", want);
+
+    assert_int_equal(tu_tsd_start(&t, NULL), 0);
+    char notice[256];
+    snprintf(notice, sizeof notice, "(pid %d at 127.0.0.1:%d); working through it", t.pid, t.port);
+    const char *fix[] = {"fsck", flag, "--full-scan", "--fix-all", NULL};
+    assert_int_equal(run(&out, &err, fix), 1);
+    if (!strstr(err, notice)) fail_msg("no notice: <%s>", err);
+    assert_string_equal(out, want);
+    free(out);
+    free(err);
+    const char *check[] = {"fsck", flag, "--full-scan", NULL};
+    assert_int_equal(run(&out, &err, check), 0);
+    assert_non_null(strstr(out, "Total Errors: 0\n"));
+    free(out);
+    free(err);
+    free(want);
+    tu_tsd_destroy(&t);
+    tu_rmrf(copy);
+    unlink(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -504,6 +586,7 @@ int main(void)
         cmocka_unit_test(scan_delete_and_compact_through_the_tsd),
         cmocka_unit_test(after_the_stop_nothing_lost_and_same_output),
         cmocka_unit_test(auth_credentials_from_the_config),
+        cmocka_unit_test(fsck_fix_beside_equals_fsck_fix_stopped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
