@@ -19,6 +19,9 @@ enum {
     CLI_EXIT_STORAGE = 3,
 };
 
+/* A running TSD that commands work through (live.c). */
+typedef struct cli_live cli_live_t;
+
 /* argv[0] is the command name. Returns an exit status. */
 typedef int (*cli_cmd_fn)(int argc, char **argv);
 
@@ -82,9 +85,19 @@ void cli_queries_free(cli_queries_t *qs);
 
 /* Opens the database for a command that only reads: read-write when the
  * data dir is free (so the write-ahead log is replayed and flushed, and
- * nothing written before is missed), else read-only next to the running TSD
- * (which flushes open hours every tsd.storage.flush_interval_ms). */
+ * nothing written before is missed), else read-only next to the running TSD,
+ * after asking that TSD (found by cli_live_find) to flush everything it
+ * holds, so the command sees what it would see with the TSD stopped. Without
+ * a live TSD to ask (no address record) it opens read-only as it is. */
 int cli_open_db_for_read(const char *cmd, const oct_config_t *cfg, tsdb_t **db);
+/* The same with ro_flags added to the read-only open (TSDB_OPEN_INDEX for a
+ * command that selects series, like query), and for a command that reads
+ * locally and writes through the TSD (scan --delete) live != NULL: beside a
+ * live TSD *live is set (close it with cli_live_close) and *db is read-only;
+ * without a TSD to write through, a locked data dir is an error
+ * (CLI_EXIT_STORAGE). */
+int cli_open_db_beside(const char *cmd, const oct_config_t *cfg, unsigned ro_flags, tsdb_t **db,
+                       cli_live_t **live);
 
 /* Calls fn for every row of the data table that one of the queries selects
  * (metric, tags, base hours in [start, end]), salt bucket by salt bucket, in
@@ -122,6 +135,38 @@ void cli_progress_init(cli_progress_t *p, const char *unit, uint64_t total_bytes
 void cli_progress_update(cli_progress_t *p, uint64_t done_bytes, uint64_t count, int force);
 /* Ends the line (if one was drawn), before other stderr output or the end. */
 void cli_progress_break(cli_progress_t *p);
+
+/* ---- working through the running TSD that holds the data dir (live.c,
+ * docs/cli-live.md) ---- */
+
+/* After tsdb_open said OCT_ELOCKED: the TSD named by the data dir's address
+ * record. Returns 0 with *out (the notice "data dir held by the running
+ * TSD (pid N at host:port); working through it" printed on stderr), 1 when
+ * there is no live TSD to work through (no record, or a stale one: the
+ * caller reports the lock), or CLI_EXIT_STORAGE after printing why the TSD
+ * cannot be used (it needs TLS, or credentials that are not configured). */
+int cli_live_find(const char *cmd, const oct_config_t *cfg, cli_live_t **out);
+void cli_live_close(cli_live_t *l);
+
+/* One HTTP request to the TSD (target: path and encoded query; body JSON,
+ * may be NULL). Returns the HTTP status with the body in resp (reset
+ * first), or OCT_EIO with the reason in eb. Blocks; one thread. */
+int cli_live_http(cli_live_t *l, const char *method, const char *target, const void *body,
+                  size_t len, oct_strbuf_t *resp, oct_errbuf_t *eb);
+
+/* The message (": details" appended) of an OpenTSDB error body, or the
+ * body's start if it is not one, NUL-terminated into buf. */
+void cli_live_error_message(const oct_strbuf_t *resp, char *buf, size_t cap);
+
+/* Asks the TSD to write everything it holds to the store (POST
+ * /api/octsdb/flush). Returns 0, or prints the error and returns
+ * CLI_EXIT_STORAGE. */
+int cli_live_flush(const char *cmd, cli_live_t *l);
+
+/* Opens the data dir read-write (*db) or, when a live TSD holds it, finds
+ * that TSD (*live, the notice printed). Returns 0 with exactly one of them
+ * set, or prints the error and returns CLI_EXIT_STORAGE. */
+int cli_open_or_live(const char *cmd, const oct_config_t *cfg, tsdb_t **db, cli_live_t **live);
 
 /* The row-key layout of an open database. */
 void cli_rowkey_layout(tsdb_t *db, codec_rowkey_layout_t *out);

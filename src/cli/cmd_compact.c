@@ -5,16 +5,18 @@
  * no work left here: octsdb writes one block cell per series-hour when it
  * flushes. What remains is the store's: files still holding overwritten or
  * deleted cells and data not yet in its final, most compressed level. The
- * command opens the data dir (so it needs the TSD stopped: the dir is
- * locked while a TSD runs), flushes what the write-ahead log still holds,
+ * command opens the data dir, flushes what the write-ahead log still holds,
  * compacts the store (tsdb_compact) and prints the tables' bytes before and after:
  *   Table bytes before: N
  *   Table bytes after: M
- * Exit status 0, 2 usage, 3 storage error (e.g. the dir is locked). */
+ * When a running TSD holds the data dir, the TSD does the same steps
+ * (POST /api/octsdb/compact, docs/cli-live.md) while it keeps serving.
+ * Exit status 0, 2 usage, 3 storage error. */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "cli/cli_int.h"
+#include "common/json.h"
 #include "tsdb/maint.h"
 #include "tsdb/write.h"
 
@@ -24,10 +26,40 @@ static void compact_usage(FILE *f)
                "Compacts the data dir fully (as a major compaction of HBase's tables): flushes\n"
                "the write-ahead log, then rewrites the store's files so that overwritten and\n"
                "deleted cells free their space and every table is in its most compact form.\n"
-               "The TSD must be stopped (the data dir is locked while it runs). Prints the\n"
+               "Beside a running TSD, the TSD does it while it keeps serving. Prints the\n"
                "tables' bytes on disk before and after.\n"
                "\nExit status: 0 done, 2 usage, 3 storage error.\n");
     cli_print_common_flags(f);
+}
+
+/* The TSD compacts (api_admin.c) and answers {"before":N,"after":M}. */
+static int compact_live(cli_live_t *l, uint64_t *before, uint64_t *after, oct_errbuf_t *eb)
+{
+    oct_strbuf_t resp = OCT_STRBUF_INIT;
+    int st = cli_live_http(l, "POST", "/api/octsdb/compact", NULL, 0, &resp, eb);
+    json_arena_t a = JSON_ARENA_INIT;
+    json_value_t *v;
+    int64_t b = -1, e = -1;
+    int rc = st < 0 ? st : 0;
+    if (st >= 0 && st != 200) {
+        char msg[600];
+        cli_live_error_message(&resp, msg, sizeof msg);
+        rc = oct_err(eb, OCT_EIO, "%s", msg);
+    } else if (st == 200) {
+        const json_value_t *jb = NULL, *je = NULL;
+        if (json_parse(&a, resp.ptr, resp.len, 0, &v, eb) == 0) {
+            jb = json_obj_get(v, "before");
+            je = json_obj_get(v, "after");
+        }
+        if (!jb || !je || jb->type != JSON_NUMBER || je->type != JSON_NUMBER ||
+            json_number_i64(jb, &b) || json_number_i64(je, &e) || b < 0 || e < 0)
+            rc = oct_err(eb, OCT_EIO, "unexpected answer from the TSD: %.200s", resp.ptr);
+        *before = (uint64_t)b;
+        *after = (uint64_t)e;
+    }
+    json_arena_free(&a);
+    oct_strbuf_free(&resp);
+    return rc;
 }
 
 int cli_cmd_compact(int argc, char **argv)
@@ -46,12 +78,23 @@ int cli_cmd_compact(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     tsdb_t *db;
-    rc = cli_open_db("compact", cfg, 0, &db);
+    cli_live_t *live;
+    rc = cli_open_or_live("compact", cfg, &db, &live);
     oct_config_free(cfg);
     if (rc) return rc;
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
     uint64_t before = 0, after = 0;
+    if (live) {
+        rc = compact_live(live, &before, &after, &eb);
+        cli_live_close(live);
+        if (rc) {
+            fprintf(stderr, "octsdb compact: %s\n", eb.msg);
+            return CLI_EXIT_STORAGE;
+        }
+        printf("Table bytes before: %" PRIu64 "\nTable bytes after: %" PRIu64 "\n", before, after);
+        return CLI_EXIT_OK;
+    }
     /* the head first: points recovered from the log become blocks, so the
      * compaction sees every point in its final form */
     if ((rc = tsdb_flush(db, &eb)) == 0 && (rc = tsdb_disk_usage(db, &before, &eb)) == 0 &&

@@ -12,14 +12,22 @@
  * deleted compacted columns and blocks and rewritten out-of-order columns
  * (OpenTSDB leaves them out of its sum); --threads, --sync and --compact are
  * accepted and ignored (one thread; every repair is written before the next
- * row; rows are compacted by octsdb's flush). */
+ * row; rows are compacted by octsdb's flush).
+ *
+ * Beside a running TSD (docs/cli-live.md) the TSD first flushes, the rows
+ * are checked read-only here, and with --fix each row that has errors is
+ * sent to the TSD, which reads it again and repairs it with the same
+ * tsdb_fsck_row; its findings and counters replace the read-only ones, so
+ * the output is that of a local --fix. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli_int.h"
+#include "common/json.h"
 #include "common/xmalloc.h"
 #include "tsdb/fsck.h"
 #include "tsdb/write.h"
@@ -56,6 +64,10 @@ typedef struct {
     tsdb_fsck_stats_t st;
     oct_errbuf_t eb;
     cli_progress_t prog; /* rows checked; no total, so no ETA */
+    /* --fix beside a running TSD: rows are checked read-only here, and a
+     * row with errors is repaired by the TSD (POST /api/octsdb/fsck) */
+    cli_live_t *live;
+    oct_strbuf_t held; /* the findings of the row being checked */
 } fsck_run_t;
 
 static void fsck_report(void *ctx, const char *msg)
@@ -66,9 +78,106 @@ static void fsck_report(void *ctx, const char *msg)
     fflush(stdout);
 }
 
+static void fsck_hold(void *ctx, const char *msg)
+{
+    fsck_run_t *f = ctx;
+    oct_strbuf_puts(&f->held, msg);
+    oct_strbuf_puts(&f->held, "\n");
+}
+
+static void fsck_hex_param(oct_strbuf_t *sb, const char *name, oct_slice_t s)
+{
+    oct_strbuf_printf(sb, "%s=", name);
+    for (size_t i = 0; i < s.len; i++)
+        oct_strbuf_printf(sb, "%02X", ((const uint8_t *)s.ptr)[i]);
+}
+
+/* The TSD repairs the row: its findings are printed, its counters added. */
+static int fsck_row_live_fix(fsck_run_t *f, const tsdb_row_t *row)
+{
+    oct_strbuf_t t = OCT_STRBUF_INIT, resp = OCT_STRBUF_INIT;
+    oct_strbuf_puts(&t, "/api/octsdb/fsck?");
+    fsck_hex_param(&t, "part", row->part);
+    fsck_hex_param(&t, "&key", row->key);
+    static const struct {
+        const char *name;
+        size_t off;
+    } flags[] = {
+        {"resolve_dups", offsetof(tsdb_fsck_opts_t, resolve_dups)},
+        {"last_write_wins", offsetof(tsdb_fsck_opts_t, last_write_wins)},
+        {"delete_orphans", offsetof(tsdb_fsck_opts_t, delete_orphans)},
+        {"delete_unknown", offsetof(tsdb_fsck_opts_t, delete_unknown)},
+        {"delete_bad_values", offsetof(tsdb_fsck_opts_t, delete_bad_values)},
+        {"delete_bad_rows", offsetof(tsdb_fsck_opts_t, delete_bad_rows)},
+        {"delete_bad_compacts", offsetof(tsdb_fsck_opts_t, delete_bad_compacts)},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        if (*(const int *)((const char *)&f->o + flags[i].off))
+            oct_strbuf_printf(&t, "&%s", flags[i].name);
+    int st = cli_live_http(f->live, "POST", t.ptr, NULL, 0, &resp, &f->eb);
+    json_arena_t a = JSON_ARENA_INIT;
+    json_value_t *v = NULL;
+    const json_value_t *msgs = NULL, *stats = NULL;
+    if (st == 200 && json_parse(&a, resp.ptr, resp.len, 0, &v, &f->eb) == 0) {
+        msgs = json_obj_get(v, "messages");
+        stats = json_obj_get(v, "stats");
+    }
+    int rc = st < 0 ? st : 0;
+    const size_t nst = sizeof f->st / sizeof(uint64_t);
+    if (!rc && (!msgs || !stats || stats->n != nst)) {
+        char msg[600];
+        cli_live_error_message(&resp, msg, sizeof msg);
+        rc = oct_err(&f->eb, OCT_EIO, "the TSD could not repair a row: %s", msg);
+    }
+    if (!rc) {
+        for (const json_value_t *m = msgs->child; m; m = m->next)
+            if (m->type == JSON_STRING) printf("%.*s\n", (int)m->len, m->str);
+        fflush(stdout);
+        uint64_t *sum = (uint64_t *)&f->st;
+        size_t i = 0;
+        for (const json_value_t *x = stats->child; x && i < nst; x = x->next, i++) {
+            int64_t n = 0;
+            if (x->type == JSON_NUMBER && json_number_i64(x, &n) == 0 && n > 0)
+                sum[i] += (uint64_t)n;
+        }
+    }
+    json_arena_free(&a);
+    oct_strbuf_free(&t);
+    oct_strbuf_free(&resp);
+    return rc;
+}
+
+/* Beside a TSD: check read-only; a row with errors goes to the TSD, which
+ * reads it again and repairs it as a local --fix would. */
+static int fsck_row_live(fsck_run_t *f, const tsdb_row_t *row)
+{
+    tsdb_fsck_opts_t ro = f->o;
+    ro.fix = 0;
+    tsdb_fsck_stats_t one = {0};
+    oct_strbuf_reset(&f->held);
+    int rc = tsdb_fsck_row(f->db, &ro, row->part, row->raw, &one, fsck_hold, f, &f->eb);
+    if (rc) return rc;
+    if (tsdb_fsck_total_errors(&one)) return fsck_row_live_fix(f, row);
+    if (f->held.len) {
+        cli_progress_break(&f->prog);
+        fputs(f->held.ptr, stdout);
+        fflush(stdout);
+    }
+    uint64_t *sum = (uint64_t *)&f->st;
+    const uint64_t *add = (const uint64_t *)&one;
+    for (size_t i = 0; i < sizeof one / sizeof *add; i++)
+        sum[i] += add[i];
+    return 0;
+}
+
 static int fsck_row_cb(void *ctx, const tsdb_row_t *row)
 {
     fsck_run_t *f = ctx;
+    if (f->live) {
+        int rc = fsck_row_live(f, row);
+        cli_progress_update(&f->prog, 0, f->st.rows, 0);
+        return rc;
+    }
     int rc = tsdb_fsck_row(f->db, &f->o, row->part, row->raw, &f->st, fsck_report, f, &f->eb);
     cli_progress_update(&f->prog, 0, f->st.rows, 0);
     return rc;
@@ -185,12 +294,8 @@ int cli_cmd_fsck(int argc, char **argv)
     free(pos);
     tsdb_t *db;
     if (f.o.fix) {
-        rc = cli_open_db("fsck", cfg, 0, &db);
-        if (rc == 0 && tsdb_flush(db, &f.eb)) {
-            fprintf(stderr, "octsdb fsck: %s\n", f.eb.msg);
-            tsdb_close(db);
-            rc = CLI_EXIT_STORAGE;
-        }
+        /* read-write, or read-only beside a TSD that repairs (f.live) */
+        rc = cli_open_db_beside("fsck", cfg, 0, &db, &f.live);
     } else {
         rc = cli_open_db_for_read("fsck", cfg, &db);
     }
@@ -216,6 +321,8 @@ int cli_cmd_fsck(int argc, char **argv)
     }
     fflush(stdout);
     tsdb_close(db);
+    cli_live_close(f.live);
+    oct_strbuf_free(&f.held);
     cli_queries_free(&qs);
     oct_config_free(cfg);
     return status;

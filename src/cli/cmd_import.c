@@ -23,7 +23,10 @@
  * Differences (docs/compat.md): non-integer values are kept as doubles
  * (OpenTSDB parses them as float32 and loses precision); timestamps need
  * not increase per series (OpenTSDB's batch import requires it unless
- * tsd.core.bulk.allow_out_of_order_timestamps); empty lines are skipped. */
+ * tsd.core.bulk.allow_out_of_order_timestamps); empty lines are skipped.
+ *
+ * Beside a running TSD the batches go to its /api/put (live_put below,
+ * docs/cli-live.md); parsing, messages and exit statuses are the same. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,6 +39,7 @@
 
 #include "cli/cli_int.h"
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/xmalloc.h"
 #include "tsdb/parse.h"
 #include "tsdb/write.h"
@@ -64,6 +68,12 @@ typedef struct {
     uint64_t points, errors;
     int fatal; /* 0, IMPORT_EXIT_BADLINE or IMPORT_EXIT_STORAGE */
     double t0;
+    /* through a running TSD (docs/cli-live.md): the batch goes to /api/put */
+    cli_live_t *live;
+    int auto_metric; /* --auto-metric: assign unknown metrics first */
+    char **metrics;  /* open-addressing set of metrics known to exist */
+    size_t n_metrics, metrics_cap;
+    oct_strbuf_t body, resp;
 } import_t;
 
 static double now_s(void)
@@ -103,6 +113,139 @@ static void progress(import_t *im, int force)
                         force);
 }
 
+/* ---- through a running TSD ----------------------------------------------
+ * A batch becomes one POST /api/put?details&sync: answered once the TSD's
+ * log holds it on disk, so exit 0 means stored as it does locally. The
+ * details list the rejected points in input order, each matched to the next
+ * point of the batch with its metric and timestamp for its line number. */
+
+static uint64_t live_hash(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* With --auto-metric: 1 if the metric was seen (or is now assigned), 0 if
+ * the TSD refused it (the point is sent anyway and rejected with its line). */
+static void live_auto_metric(import_t *im, oct_slice_t m)
+{
+    if (im->n_metrics * 2 >= im->metrics_cap) {
+        size_t cap = im->metrics_cap ? im->metrics_cap * 2 : 1024;
+        char **nt = xcalloc(cap, sizeof *nt);
+        for (size_t i = 0; i < im->metrics_cap; i++) {
+            if (!im->metrics[i]) continue;
+            size_t j = live_hash(im->metrics[i], strlen(im->metrics[i])) & (cap - 1);
+            while (nt[j])
+                j = (j + 1) & (cap - 1);
+            nt[j] = im->metrics[i];
+        }
+        free(im->metrics);
+        im->metrics = nt;
+        im->metrics_cap = cap;
+    }
+    size_t j = live_hash((const char *)m.ptr, m.len) & (im->metrics_cap - 1);
+    for (; im->metrics[j]; j = (j + 1) & (im->metrics_cap - 1))
+        if (strlen(im->metrics[j]) == m.len && !memcmp(im->metrics[j], m.ptr, m.len)) return;
+    char *name = xmalloc(m.len + 1);
+    memcpy(name, m.ptr, m.len);
+    name[m.len] = '\0';
+    im->metrics[j] = name;
+    im->n_metrics++;
+    /* 200 (assigned) or 400 "already exists": either way it exists now */
+    json_writer_t w;
+    oct_strbuf_reset(&im->body);
+    json_w_init(&w, &im->body);
+    json_w_obj_begin(&w);
+    json_w_key(&w, "metric");
+    json_w_arr_begin(&w);
+    json_w_str(&w, name);
+    json_w_arr_end(&w);
+    json_w_obj_end(&w);
+    oct_errbuf_t eb;
+    int st = cli_live_http(im->live, "POST", "/api/uid/assign", im->body.ptr, im->body.len,
+                           &im->resp, &eb);
+    (void)st; /* a refusal shows as the point's rejection */
+}
+
+static long live_put(import_t *im, oct_errbuf_t *eb)
+{
+    json_writer_t w;
+    if (im->auto_metric)
+        for (size_t i = 0; i < im->n; i++)
+            live_auto_metric(im, im->dps[i].metric);
+    oct_strbuf_reset(&im->body);
+    json_w_init(&w, &im->body);
+    json_w_arr_begin(&w);
+    for (size_t i = 0; i < im->n; i++) {
+        const tsdb_dp_t *dp = &im->dps[i];
+        json_w_obj_begin(&w);
+        json_w_key(&w, "metric");
+        json_w_strn(&w, (const char *)dp->metric.ptr, dp->metric.len);
+        json_w_key(&w, "timestamp");
+        json_w_int(&w, dp->ts_is_ms ? dp->pt.ts_ms : dp->pt.ts_ms / 1000);
+        json_w_key(&w, "value");
+        if (dp->pt.is_float)
+            json_w_double(&w, dp->pt.val.f);
+        else
+            json_w_int(&w, dp->pt.val.i);
+        json_w_key(&w, "tags");
+        json_w_obj_begin(&w);
+        for (size_t t = 0; t < dp->n_tags; t++) {
+            json_w_keyn(&w, (const char *)dp->tags[2 * t].ptr, dp->tags[2 * t].len);
+            json_w_strn(&w, (const char *)dp->tags[2 * t + 1].ptr, dp->tags[2 * t + 1].len);
+        }
+        json_w_obj_end(&w);
+        json_w_obj_end(&w);
+    }
+    json_w_arr_end(&w);
+    int st = cli_live_http(im->live, "POST", "/api/put?details&sync", im->body.ptr, im->body.len,
+                           &im->resp, eb);
+    if (st < 0) return st;
+    json_arena_t a = JSON_ARENA_INIT;
+    json_value_t *v = NULL;
+    const json_value_t *ok = NULL, *errs = NULL;
+    if ((st == 200 || st == 204 || st == 400) && im->resp.len &&
+        json_parse(&a, im->resp.ptr, im->resp.len, JSON_ALLOW_NONFINITE, &v, eb) == 0) {
+        ok = json_obj_get(v, "success");
+        errs = json_obj_get(v, "errors");
+    }
+    int64_t n_ok = -1;
+    if (st == 204) {
+        n_ok = (int64_t)im->n;
+    } else if (!ok || ok->type != JSON_NUMBER || json_number_i64(ok, &n_ok) != 0) {
+        char msg[600];
+        cli_live_error_message(&im->resp, msg, sizeof msg);
+        json_arena_free(&a);
+        return oct_err(eb, OCT_EIO, "the TSD refused the batch (HTTP %d): %s", st, msg);
+    }
+    size_t cur = 0;
+    for (const json_value_t *e = errs ? errs->child : NULL; e; e = e->next) {
+        const json_value_t *dp = json_obj_get(e, "datapoint"), *msg = json_obj_get(e, "error");
+        const json_value_t *m = dp ? json_obj_get(dp, "metric") : NULL;
+        const json_value_t *ts = dp ? json_obj_get(dp, "timestamp") : NULL;
+        int64_t t = 0;
+        if (ts && ts->type == JSON_NUMBER && json_number_i64(ts, &t) != 0) t = 0;
+        size_t i = cur;
+        for (; i < im->n; i++) {
+            const tsdb_dp_t *p = &im->dps[i];
+            if (m && m->type == JSON_STRING && m->len == p->metric.len &&
+                !memcmp(m->str, p->metric.ptr, m->len) &&
+                t == (p->ts_is_ms ? p->pt.ts_ms : p->pt.ts_ms / 1000))
+                break;
+        }
+        if (i == im->n) i = cur < im->n ? cur : im->n - 1; /* unmatched: report at the cursor */
+        char text[OCT_ERRBUF_SIZE];
+        snprintf(text, sizeof text, "%.*s", msg && msg->type == JSON_STRING ? (int)msg->len : 0,
+                 msg && msg->type == JSON_STRING ? msg->str : "");
+        on_reject(im, i, OCT_EINVAL, text);
+        cur = i + 1;
+    }
+    json_arena_free(&a);
+    return (long)n_ok;
+}
+
 static int batch_flush(import_t *im)
 {
     if (!im->n) return 0;
@@ -110,7 +253,8 @@ static int batch_flush(import_t *im)
         im->dps[i].tags = im->tags + im->tag0[i];
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
-    long acc = tsdb_put_batch(im->db, im->dps, im->n, on_reject, im, NULL, &eb);
+    long acc = im->live ? live_put(im, &eb)
+                        : tsdb_put_batch(im->db, im->dps, im->n, on_reject, im, NULL, &eb);
     if (acc < 0) {
         cli_progress_break(&im->prog);
         fprintf(stderr, "octsdb import: %s: %s\n", im->path,
@@ -328,13 +472,14 @@ int cli_cmd_import(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     tsdb_t *db;
-    rc = cli_open_db("import", cfg, 0, &db);
+    rc = cli_open_or_live("import", cfg, &db, &im.live);
     if (rc) {
         free(files);
         oct_config_free(cfg);
         return IMPORT_EXIT_STORAGE;
     }
     im.db = db;
+    im.auto_metric = oct_config_get_bool(cfg, "tsd.core.auto_create_metrics");
     /* The progress total: the sizes of the files, if all are regular files
      * (gzip'ed ones by their compressed size, as they are read). */
     uint64_t total = 0;
@@ -357,7 +502,9 @@ int cli_cmd_import(int argc, char **argv)
     int status = 0;
     for (int i = 0; i < nfiles && !status; i++)
         status = import_file(&im, files[i], &buf, &cap);
-    if (status != IMPORT_EXIT_STORAGE) {
+    if (status != IMPORT_EXIT_STORAGE && im.live) {
+        if (cli_live_flush("import", im.live)) status = IMPORT_EXIT_STORAGE;
+    } else if (status != IMPORT_EXIT_STORAGE) {
         oct_errbuf_t eb;
         oct_errbuf_clear(&eb);
         int frc = tsdb_flush(db, &eb);
@@ -372,7 +519,13 @@ int cli_cmd_import(int argc, char **argv)
     printf("Imported %" PRIu64 " data points in %.3fs (%.1f points/s), %" PRIu64 " errors\n",
            im.points, dt, dt > 0 ? (double)im.points / dt : 0.0, im.errors);
     fflush(stdout);
-    tsdb_close(db);
+    if (db) tsdb_close(db);
+    cli_live_close(im.live);
+    for (size_t i = 0; i < im.metrics_cap; i++)
+        free(im.metrics[i]);
+    free(im.metrics);
+    oct_strbuf_free(&im.body);
+    oct_strbuf_free(&im.resp);
     free(buf);
     free(im.dps);
     free(im.tag0);

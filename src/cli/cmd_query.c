@@ -153,7 +153,8 @@ int cli_cmd_query(int argc, char **argv)
         }
     }
     tsdb_t *db = NULL;
-    if (status == CLI_EXIT_OK) status = cli_open_db_for_read("query", cfg, &db);
+    if (status == CLI_EXIT_OK)
+        status = cli_open_db_beside("query", cfg, TSDB_OPEN_INDEX, &db, NULL);
     if (status == CLI_EXIT_OK) {
         exec_opts_t opts;
         exec_opts_from_config(&opts, cfg);

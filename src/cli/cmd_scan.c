@@ -34,11 +34,13 @@
 #include <unistd.h>
 
 #include "cli/cli_int.h"
+#include "codec/uid_bytes.h"
 #include "codec/block.h"
 #include "codec/cell.h"
 #include "common/bytes.h"
 #include "common/clock.h"
 #include "common/dtoa.h"
+#include "common/json.h"
 #include "common/xmalloc.h"
 #include "query/query.h"
 #include "tsdb/maint.h"
@@ -220,12 +222,37 @@ fail:
 
 int cli_open_db_for_read(const char *cmd, const oct_config_t *cfg, tsdb_t **db)
 {
+    return cli_open_db_beside(cmd, cfg, 0, db, NULL);
+}
+
+int cli_open_db_beside(const char *cmd, const oct_config_t *cfg, unsigned ro_flags, tsdb_t **db,
+                       cli_live_t **live)
+{
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
+    if (live) *live = NULL;
     int rc = tsdb_open(cfg, 0, db, &eb);
     if (rc == OCT_ELOCKED) {
+        cli_live_t *l = NULL;
+        int st = cli_live_find(cmd, cfg, &l);
+        if (st == 0) st = cli_live_flush(cmd, l);
+        if (st > 1 || (st == 1 && live)) {
+            cli_live_close(l);
+            if (st > 1) return st;
+            /* no TSD to write through: report the lock */
+            fprintf(stderr, "octsdb %s: %s\n", cmd, eb.msg[0] ? eb.msg : oct_strerror(rc));
+            return CLI_EXIT_STORAGE;
+        }
+        if (live)
+            *live = l;
+        else
+            cli_live_close(l);
         oct_errbuf_clear(&eb);
-        rc = tsdb_open(cfg, TSDB_OPEN_READONLY, db, &eb);
+        rc = tsdb_open(cfg, TSDB_OPEN_READONLY | ro_flags, db, &eb);
+        if (rc && live) {
+            cli_live_close(*live);
+            *live = NULL;
+        }
     } else if (rc == 0) {
         rc = tsdb_flush(*db, &eb);
         if (rc) tsdb_close(*db);
@@ -518,6 +545,7 @@ typedef struct {
     uint8_t *dl;
     size_t dl_len, dl_cap;
     size_t n_dl, n_dl_unique;
+    cli_live_t *live; /* --delete beside a running TSD: it deletes */
     uint64_t rows, points;
     cli_progress_t prog; /* rows scanned; no total, so no ETA */
 } scan_t;
@@ -576,6 +604,42 @@ static void del_add(scan_t *s, oct_slice_t key)
 }
 
 /* Deletes the rows of every series printed over the scanned hours. */
+/* Beside a running TSD: the windows go to POST /api/octsdb/delete, which
+ * runs tsdb_delete_window there (api_admin.c). */
+static int scan_delete_live(scan_t *s, const tsdb_window_t *w, size_t n, oct_errbuf_t *eb)
+{
+    oct_strbuf_t body = OCT_STRBUF_INIT, resp = OCT_STRBUF_INIT;
+    json_writer_t jw;
+    json_w_init(&jw, &body);
+    json_w_obj_begin(&jw);
+    json_w_key(&jw, "windows");
+    json_w_arr_begin(&jw);
+    for (size_t i = 0; i < n; i++) {
+        char hex[2 * 256 + 1];
+        if (codec_uid_to_hex(w[i].tsuid, w[i].tsuid_len, hex, sizeof hex) < 0) continue;
+        json_w_obj_begin(&jw);
+        json_w_key(&jw, "tsuid");
+        json_w_str(&jw, hex);
+        json_w_key(&jw, "start");
+        json_w_int(&jw, w[i].start_ms);
+        json_w_key(&jw, "end");
+        json_w_int(&jw, w[i].end_ms);
+        json_w_obj_end(&jw);
+    }
+    json_w_arr_end(&jw);
+    json_w_obj_end(&jw);
+    int st = cli_live_http(s->live, "POST", "/api/octsdb/delete", body.ptr, body.len, &resp, eb);
+    int rc = st < 0 ? st : 0;
+    if (st >= 0 && st != 200) {
+        char msg[600];
+        cli_live_error_message(&resp, msg, sizeof msg);
+        rc = oct_err(eb, OCT_EIO, "the TSD could not delete: %s", msg);
+    }
+    oct_strbuf_free(&body);
+    oct_strbuf_free(&resp);
+    return rc;
+}
+
 static int scan_delete(scan_t *s, const cli_queries_t *qs, oct_errbuf_t *eb)
 {
     size_t *off;
@@ -583,7 +647,7 @@ static int scan_delete(scan_t *s, const cli_queries_t *qs, oct_errbuf_t *eb)
     tsdb_window_t *w = xmalloc((n ? n : 1) * sizeof *w);
     for (size_t i = 0; i < n; i++)
         w[i] = (tsdb_window_t){s->dl + off[i] + 1, s->dl[off[i]], qs->start_ms, qs->end_ms};
-    int rc = tsdb_delete_window(s->db, w, n, NULL, eb);
+    int rc = s->live ? scan_delete_live(s, w, n, eb) : tsdb_delete_window(s->db, w, n, NULL, eb);
     free(w);
     free(off);
     return rc;
@@ -780,13 +844,13 @@ int cli_cmd_scan(int argc, char **argv)
         return rc;
     }
     tsdb_t *db;
-    rc = s.del ? cli_open_db("scan", cfg, 0, &db) : cli_open_db_for_read("scan", cfg, &db);
+    rc = cli_open_db_beside("scan", cfg, 0, &db, s.del ? &s.live : NULL);
     if (rc) {
         cli_queries_free(&qs);
         oct_config_free(cfg);
         return rc;
     }
-    if (s.del) {
+    if (s.del && !s.live) {
         oct_errbuf_t eb0;
         if (tsdb_flush(db, &eb0)) fprintf(stderr, "octsdb scan: %s\n", eb0.msg);
     }
@@ -811,6 +875,7 @@ int cli_cmd_scan(int argc, char **argv)
     free(s.pts);
     free(s.dl);
     tsdb_close(db);
+    cli_live_close(s.live);
     cli_queries_free(&qs);
     oct_config_free(cfg);
     return status;

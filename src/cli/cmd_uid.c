@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/cli_int.h"
+#include "common/json.h"
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 
@@ -243,24 +244,26 @@ static void uid_fsck_print(void *ctx, codec_uid_kind_t kind, uid_fsck_problem_t 
            uid_fsck_problem_name(p), msg);
 }
 
-static int uid_fsck_cmd(uid_registry_t *r, int argc, char **argv)
+static int uid_fsck_args(int argc, char **argv, uid_fsck_opts_t *o)
 {
-    uid_fsck_opts_t o = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "fix"))
-            o.fix = 1;
+            o->fix = 1;
         else if (!strcmp(argv[i], "delete_unknown"))
-            o.delete_unknown = 1;
+            o->delete_unknown = 1;
         else {
             fprintf(stderr, "octsdb uid fsck: unknown argument '%s'\n", argv[i]);
-            return CLI_EXIT_USAGE;
+            return -1;
         }
     }
-    uid_fsck_stats_t st;
-    oct_errbuf_t eb;
-    oct_errbuf_clear(&eb);
-    int rc = uid_fsck(r, &o, uid_fsck_print, NULL, &st, &eb);
-    if (rc) return uid_report("fsck", rc, &eb);
+    return 0;
+}
+
+/* The closing lines of `uid fsck` and its exit status. */
+static int uid_fsck_summary(const uid_fsck_stats_t *stp, const uid_fsck_opts_t *op)
+{
+    uid_fsck_stats_t st = *stp;
+    uid_fsck_opts_t o = *op;
     printf("%llu KVs analyzed\n", (unsigned long long)st.cells);
     for (int p = 0; p < UID_FSCK_PROBLEM_COUNT; p++)
         if (st.found[p])
@@ -274,6 +277,18 @@ static int uid_fsck_cmd(uid_registry_t *r, int argc, char **argv)
            o.fix ? "" : " Run with fix to repair.");
     if (o.fix) printf("%llu repairs made.\n", (unsigned long long)st.fixed);
     return CLI_EXIT_NOTFOUND;
+}
+
+static int uid_fsck_cmd(uid_registry_t *r, int argc, char **argv)
+{
+    uid_fsck_opts_t o = {0};
+    if (uid_fsck_args(argc, argv, &o)) return CLI_EXIT_USAGE;
+    uid_fsck_stats_t st;
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    int rc = uid_fsck(r, &o, uid_fsck_print, NULL, &st, &eb);
+    if (rc) return uid_report("fsck", rc, &eb);
+    return uid_fsck_summary(&st, &o);
 }
 
 static int uid_run(uid_registry_t *r, int argc, char **argv, int icase)
@@ -345,6 +360,208 @@ static int uid_flags(int *argc, char **argv, int *icase)
     return 0;
 }
 
+/* ---- through a running TSD (docs/cli-live.md) ------------------------------
+ * assign/mkmetric, rename, delete and fsck go to the TSD that holds the data
+ * dir (its UID caches and write path must see them at once); the lookups
+ * and grep read the store read-only (UIDs are in the store once assigned). */
+
+static const char *const uid_api_type[CODEC_UID_N_KINDS] = {"metric", "tagk", "tagv"};
+
+/* Reports a failed request: 1 for the TSD's refusal (no such name, name
+ * taken, bad name: what uid_report maps to 1), 3 when it could not answer. */
+static int uid_live_fail(const char *what, int st, const oct_strbuf_t *resp, const oct_errbuf_t *eb)
+{
+    char msg[600];
+    if (st < 0)
+        snprintf(msg, sizeof msg, "%s", eb->msg);
+    else
+        cli_live_error_message(resp, msg, sizeof msg);
+    fprintf(stderr, "octsdb uid %s: %s\n", what, msg);
+    return st == 400 || st == 404 ? CLI_EXIT_NOTFOUND : CLI_EXIT_STORAGE;
+}
+
+/* The UID in "<hex>" or "...UID: <hex>" printed as uid_print does. */
+static int uid_live_print_hex(codec_uid_kind_t k, const char *name, const json_value_t *v)
+{
+    if (!v || v->type != JSON_STRING) return -1;
+    const char *h = v->str;
+    size_t n = v->len;
+    const char *tag = memmem(h, n, "UID: ", 5);
+    if (tag) {
+        n -= (size_t)(tag + 5 - h);
+        h = tag + 5;
+    } else if (n > 16) {
+        return -1; /* an error message, not a UID */
+    }
+    uint8_t b[8];
+    if (n == 0 || n % 2 || n > 16 || codec_uid_from_hex(h, n, n / 2, b, NULL) != 0) return -1;
+    uid_print(k, (const uint8_t *)name, strlen(name), codec_uid_decode(b, (unsigned)(n / 2)),
+              (unsigned)(n / 2));
+    return 0;
+}
+
+static int uid_live_assign(cli_live_t *l, codec_uid_kind_t k, int n, char **names)
+{
+    int status = CLI_EXIT_OK;
+    oct_strbuf_t body = OCT_STRBUF_INIT, resp = OCT_STRBUF_INIT;
+    for (int i = 0; i < n; i++) {
+        json_writer_t w;
+        oct_strbuf_reset(&body);
+        json_w_init(&w, &body);
+        json_w_obj_begin(&w);
+        json_w_key(&w, uid_api_type[k]);
+        json_w_arr_begin(&w);
+        json_w_str(&w, names[i]);
+        json_w_arr_end(&w);
+        json_w_obj_end(&w);
+        oct_errbuf_t eb;
+        oct_errbuf_clear(&eb);
+        int st = cli_live_http(l, "POST", "/api/uid/assign", body.ptr, body.len, &resp, &eb);
+        json_arena_t a = JSON_ARENA_INIT;
+        json_value_t *v = NULL;
+        int done = 0;
+        if ((st == 200 || st == 400) && json_parse(&a, resp.ptr, resp.len, 0, &v, &eb) == 0) {
+            char ek[32];
+            snprintf(ek, sizeof ek, "%s_errors", uid_api_type[k]);
+            const json_value_t *ok = json_obj_get(json_obj_get(v, uid_api_type[k]), names[i]);
+            const json_value_t *err = json_obj_get(json_obj_get(v, ek), names[i]);
+            /* a name that exists is no error for the command: it prints its UID */
+            if (uid_live_print_hex(k, names[i], ok ? ok : err) == 0) {
+                done = 1;
+            } else if (err && err->type == JSON_STRING) {
+                fprintf(stderr, "octsdb uid assign: %.*s\n", (int)err->len, err->str);
+                if (status < CLI_EXIT_NOTFOUND) status = CLI_EXIT_NOTFOUND;
+                done = 1;
+            }
+        }
+        json_arena_free(&a);
+        if (!done) {
+            int rc = uid_live_fail("assign", st, &resp, &eb);
+            if (rc > status) status = rc;
+        }
+    }
+    oct_strbuf_free(&body);
+    oct_strbuf_free(&resp);
+    return status;
+}
+
+/* "name" URL-encoded into sb. */
+static void uid_live_urlenc(oct_strbuf_t *sb, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            ch == '-' || ch == '_' || ch == '.' || ch == '~')
+            oct_strbuf_append(sb, s, 1);
+        else
+            oct_strbuf_printf(sb, "%%%02X", ch);
+    }
+}
+
+static uint64_t uid_live_u64(const json_value_t *v)
+{
+    int64_t x;
+    return v && v->type == JSON_NUMBER && json_number_i64(v, &x) == 0 && x > 0 ? (uint64_t)x : 0;
+}
+
+static int uid_live_fsck(cli_live_t *l, int argc, char **argv)
+{
+    uid_fsck_opts_t o = {0};
+    if (uid_fsck_args(argc, argv, &o)) return CLI_EXIT_USAGE;
+    char target[64];
+    snprintf(target, sizeof target, "/api/octsdb/uid/fsck%s%s", o.fix ? "?fix" : "",
+             o.delete_unknown ? (o.fix ? "&delete_unknown" : "?delete_unknown") : "");
+    oct_strbuf_t resp = OCT_STRBUF_INIT;
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    int st = cli_live_http(l, "POST", target, NULL, 0, &resp, &eb);
+    json_arena_t a = JSON_ARENA_INIT;
+    json_value_t *v = NULL;
+    int status;
+    if (st != 200 || json_parse(&a, resp.ptr, resp.len, 0, &v, &eb) != 0) {
+        status = uid_live_fail("fsck", st == 200 ? -1 : st, &resp, &eb);
+        if (status == CLI_EXIT_NOTFOUND) status = CLI_EXIT_STORAGE;
+    } else {
+        uid_fsck_stats_t fs = {0};
+        const json_value_t *pr = json_obj_get(v, "problems");
+        for (const json_value_t *e = pr ? pr->child : NULL; e; e = e->next) {
+            const json_value_t *kd = e->child, *pn = kd ? kd->next : NULL;
+            const json_value_t *m = pn ? pn->next : NULL;
+            if (!m) continue;
+            printf("%.*s: %.*s: %.*s\n", kd->type == JSON_STRING ? (int)kd->len : 14,
+                   kd->type == JSON_STRING ? kd->str : "(unknown kind)", (int)pn->len, pn->str,
+                   (int)m->len, m->str);
+        }
+        const json_value_t *found = json_obj_get(v, "found");
+        for (int p = 0; p < UID_FSCK_PROBLEM_COUNT; p++)
+            fs.found[p] =
+                uid_live_u64(json_obj_get(found, uid_fsck_problem_name((uid_fsck_problem_t)p)));
+        fs.cells = uid_live_u64(json_obj_get(v, "cells"));
+        fs.errors = uid_live_u64(json_obj_get(v, "errors"));
+        fs.fixed = uid_live_u64(json_obj_get(v, "fixed"));
+        status = uid_fsck_summary(&fs, &o);
+    }
+    json_arena_free(&a);
+    oct_strbuf_free(&resp);
+    return status;
+}
+
+/* Runs argv through the TSD, or returns -1 for a sub-command that reads
+ * (the caller opens the store read-only). */
+static int uid_live_run(cli_live_t *l, int argc, char **argv, int mkmetric)
+{
+    if (mkmetric) return uid_live_assign(l, CODEC_UID_METRIC, argc, argv);
+    const char *sub = argv[0];
+    codec_uid_kind_t k;
+    int nargs = !strcmp(sub, "rename") ? 4 : !strcmp(sub, "delete") ? 3 : 0;
+    if (!strcmp(sub, "fsck")) return uid_live_fsck(l, argc, argv);
+    if (strcmp(sub, "assign") && !nargs) return -1;
+    if (nargs ? argc != nargs : argc < 3) {
+        fprintf(stderr, "Wrong number of arguments\n");
+        uid_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (!uid_parse_kind(argv[1], &k)) {
+        fprintf(stderr, "octsdb uid %s: unknown kind '%s' (use metrics, tagk or tagv)\n", sub,
+                argv[1]);
+        return CLI_EXIT_USAGE;
+    }
+    if (!nargs) return uid_live_assign(l, k, argc - 2, argv + 2);
+    oct_strbuf_t target = OCT_STRBUF_INIT, resp = OCT_STRBUF_INIT;
+    if (nargs == 4)
+        oct_strbuf_printf(&target, "/api/uid/rename?%s=", uid_api_type[k]);
+    else
+        oct_strbuf_printf(&target, "/api/octsdb/uid/delete?type=%s&name=", uid_api_type[k]);
+    uid_live_urlenc(&target, argv[2]);
+    if (nargs == 4) {
+        oct_strbuf_puts(&target, "&name=");
+        uid_live_urlenc(&target, argv[3]);
+    }
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    int st = cli_live_http(l, "POST", target.ptr, NULL, 0, &resp, &eb);
+    int status = CLI_EXIT_OK;
+    if (nargs == 4 && st == 200) {
+        printf("%s %s -> %s\n", uid_kind_name(k), argv[2], argv[3]);
+    } else if (nargs == 4 && st == 400 && strstr(resp.ptr, "\"result\"")) {
+        /* rename answers {"result":"false","error":"..."} */
+        json_arena_t a = JSON_ARENA_INIT;
+        json_value_t *v;
+        const json_value_t *e =
+            json_parse(&a, resp.ptr, resp.len, 0, &v, &eb) == 0 ? json_obj_get(v, "error") : NULL;
+        fprintf(stderr, "octsdb uid rename: %.*s\n", e ? (int)e->len : 0, e ? e->str : "");
+        json_arena_free(&a);
+        status = CLI_EXIT_NOTFOUND;
+    } else if (nargs == 3 && st == 204) {
+        fprintf(stderr, "UID %s %s deleted.\n", uid_kind_name(k), argv[2]);
+    } else {
+        status = uid_live_fail(nargs == 4 ? "rename" : "delete", st, &resp, &eb);
+    }
+    oct_strbuf_free(&target);
+    oct_strbuf_free(&resp);
+    return status;
+}
+
 static int cmd_uid_common(int argc, char **argv, int mkmetric)
 {
     const char *cmd = mkmetric ? "mkmetric" : "uid";
@@ -377,8 +594,17 @@ static int cmd_uid_common(int argc, char **argv, int mkmetric)
         return CLI_EXIT_USAGE;
     }
     tsdb_t *db;
-    st = cli_open_db(cmd, cfg, 0, &db);
-    if (st == 0) {
+    cli_live_t *live;
+    st = cli_open_or_live(cmd, cfg, &db, &live);
+    if (st == 0 && live) {
+        st = uid_live_run(live, argc - 1, argv + 1, mkmetric);
+        cli_live_close(live);
+        if (st < 0)
+            st = cli_open_db(cmd, cfg, TSDB_OPEN_READONLY, &db);
+        else
+            db = NULL;
+    }
+    if (st == 0 && db) {
         uid_registry_t *r = tsdb_uids(db);
         st = mkmetric ? uid_assign_names(r, CODEC_UID_METRIC, argc - 1, argv + 1)
                       : uid_run(r, argc - 1, argv + 1, icase);

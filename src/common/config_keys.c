@@ -117,6 +117,9 @@ const oct_config__key_t oct_config__keys[] = {
     /* octsdb's own: with tsd.core.authentication.enable, the built-in authentication (no
      * plugin) reads its credentials from this file (docs/reliability.md, "Access"). */
     STR("tsd.core.authentication.credentials_file", NULL),
+    /* octsdb's own: the secret commands present when they work through a running TSD that
+     * has authentication on: "token <secret>" or "basic <user> <password>" (docs/cli-live.md). */
+    STR("tsd.core.authentication.client", NULL),
     PLUGIN("tsd.core.meta.cache"),
     PLUGIN("tsd.core.storage_exception_handler"),
     PLUGIN("tsd.rtpublisher"),

@@ -58,6 +58,12 @@ static const api_route_t api_routes[] = {
     {"dropcaches", API_GET | API_DELETE, MODE_ALL, 0, api_dropcaches},
     /* all verbs: without histograms every verb is 503, as in 2.4 (api_histogram.c) */
     {"histogram", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 0, api_histogram},
+    {"octsdb/compact", API_POST, MODE_WRITE, 0, api_octsdb_compact},
+    {"octsdb/delete", API_POST, MODE_WRITE, 0, api_octsdb_delete},
+    {"octsdb/flush", API_POST, MODE_ALL, 0, api_octsdb_flush},
+    {"octsdb/fsck", API_POST, MODE_WRITE, 0, api_octsdb_fsck},
+    {"octsdb/uid/delete", API_POST, MODE_WRITE, 0, api_octsdb_uid_delete},
+    {"octsdb/uid/fsck", API_POST, MODE_WRITE, 0, api_octsdb_uid_fsck},
     {"put", API_POST, MODE_WRITE, 0, api_put},
     {"query/last", API_GET | API_POST, MODE_READ, 0, api_query_last},
     {"rollup", API_POST, MODE_WRITE, 0, api_rollup},
@@ -115,7 +121,8 @@ static int api_route_writes(const api_route_t *r, unsigned verb)
 {
     if (r->fn == api_put || r->fn == api_uid_assign || r->fn == api_uid_rename ||
         r->fn == api_dropcaches || r->fn == api_annotation_bulk || r->fn == api_rollup ||
-        r->fn == api_histogram)
+        r->fn == api_histogram || r->fn == api_octsdb_compact || r->fn == api_octsdb_delete || r->fn == api_octsdb_fsck ||
+        r->fn == api_octsdb_uid_delete || r->fn == api_octsdb_uid_fsck)
         return 1;
     if (r->fn == api_annotation || r->fn == api_annotations || r->fn == api_uid_tsmeta ||
         r->fn == api_uid_uidmeta)

@@ -60,6 +60,12 @@ void api_annotation(api_call_t *c);      /* /api/annotation (api_annotation.c) *
 void api_annotation_bulk(api_call_t *c); /* /api/annotation/bulk */
 void api_annotations(api_call_t *c);     /* /api/annotations: global notes of a range */
 void api_query_last(api_call_t *c);      /* /api/query/last (api_query_last.c) */
+void api_octsdb_flush(api_call_t *c);    /* /api/octsdb/... (api_admin.c, docs/cli-live.md) */
+void api_octsdb_uid_delete(api_call_t *c);
+void api_octsdb_uid_fsck(api_call_t *c);
+void api_octsdb_compact(api_call_t *c);
+void api_octsdb_delete(api_call_t *c);
+void api_octsdb_fsck(api_call_t *c);
 /* /s/<rel> (api_static.c): a file under tsd.http.staticroot; rel is the
  * decoded path after "/s/", case kept. */
 void api_static(api_call_t *c, const char *rel);

@@ -29,6 +29,8 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -39,6 +41,7 @@
 #include "server/listener.h"
 #include "server/loop.h"
 #include "server/tls.h"
+#include "server/tsd_addr.h"
 
 #define TSD_HTTP_GRACE_MS 10000
 
@@ -131,6 +134,32 @@ static void tsd_reload(tsd_tls_t *tls)
         oct_log_info("tsd", "reload: TLS certificate and key re-read");
 }
 
+/* Records where we listen in the data dir (docs/format/tsd-addr.md), for
+ * commands that find it locked. Only a local data dir gets one; a failure
+ * is a warning: the TSD serves anyway, commands then report the lock. */
+static int tsd_addr_publish(const oct_config_t *cfg, const listener_t *l, const tsd_tls_t *tls)
+{
+    const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
+    struct stat sb;
+    if (!dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
+    tsd_addr_t a = {.pid = (long)getpid()};
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) != 0) return 0;
+    a.port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                            : ((struct sockaddr_in *)&ss)->sin_port);
+    snprintf(a.host, sizeof a.host, "%s", oct_config_get(cfg, "tsd.network.bind"));
+    a.https = tls && tls_required(tls);
+    a.auth = oct_config_get_bool(cfg, "tsd.core.authentication.enable");
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    if (tsd_addr_write(dir, &a, &eb) != 0) {
+        oct_log_warn("tsd", "cannot record the address in the data dir: %s", eb.msg);
+        return 0;
+    }
+    return 1;
+}
+
 static const char *tsd_signame(int sig)
 {
     return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "a signal";
@@ -171,6 +200,7 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     tsd_loops_t *loops = NULL;
     tsd_tls_t *tls = NULL;
     listener_t l = {.fd = -1};
+    int published = 0;
 
     sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
     efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -235,6 +265,7 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
         oct_log_info("tsd", "TLS on the same port%s", tls_required(tls) ? " (required)" : "");
     }
 
+    published = tsd_addr_publish(cfg, &l, tls);
     oct_log_info("tsd", "Ready to serve on %s", l.addr);
     int64_t paused_until = 0;
     while (!atomic_load(&t->shutdown)) {
@@ -274,6 +305,7 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     listener_close(&l);
 
 leave:
+    if (published) tsd_addr_remove(oct_config_get(cfg, "tsd.storage.data_dir"), (long)getpid());
     listener_close(&l);
     tls_quiesce(tls); /* no hand-offs to the loops from here on */
     loops_stop(loops);

@@ -576,3 +576,14 @@ uint64_t tsdb_fsck_total_fixed(const tsdb_fsck_stats_t *s)
            s->value_encoding_fixed + s->bad_values_deleted + s->bad_compacted_deleted +
            s->fixable_compacted_fixed + s->bad_blocks_deleted;
 }
+
+int tsdb_fsck_row_at(tsdb_t *db, const tsdb_fsck_opts_t *opts, oct_slice_t part, oct_slice_t key,
+                     tsdb_fsck_stats_t *st, tsdb_fsck_report_fn report, void *ctx, oct_errbuf_t *eb)
+{
+    store_result_t row = STORE_RESULT_INIT;
+    int rc = store_get(tsdb_store(db), STORE_TABLE_DATA, part, key, oct_slice_str(FSCK_FAMILY),
+                       &row, eb);
+    if (rc > 0) rc = tsdb_fsck_row(db, opts, part, &row, st, report, ctx, eb);
+    store_result_free(&row);
+    return rc < 0 ? rc : 0;
+}

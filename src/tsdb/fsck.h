@@ -71,6 +71,14 @@ OCT_MUST_CHECK int tsdb_fsck_row(tsdb_t *db, const tsdb_fsck_opts_t *opts, oct_s
                                  const store_result_t *row, tsdb_fsck_stats_t *st,
                                  tsdb_fsck_report_fn report, void *ctx, oct_errbuf_t *eb);
 
+/* tsdb_fsck_row for the row 'key' of partition 'part', read here from the
+ * store (a TSD repairing, with the data it holds, a row a command found
+ * while it read the store read-only: docs/cli-live.md). A row that no
+ * longer exists adds nothing. Returns 0 or a storage error. */
+OCT_MUST_CHECK int tsdb_fsck_row_at(tsdb_t *db, const tsdb_fsck_opts_t *opts, oct_slice_t part,
+                                    oct_slice_t key, tsdb_fsck_stats_t *st,
+                                    tsdb_fsck_report_fn report, void *ctx, oct_errbuf_t *eb);
+
 /* Errors found: bad keys, duplicates, orphans, unknown cells, bad values,
  * bad and fixable compacted columns, float encodings, bad blocks. */
 uint64_t tsdb_fsck_total_errors(const tsdb_fsck_stats_t *st);

@@ -1,8 +1,8 @@
 /* test_cli_compact.c -- the real `octsdb compact`: on a data dir where most
  * of the data was deleted (`scan --delete`), it reports the tables' bytes
  * before and after, the after figure is smaller, and the data that was kept
- * reads back exactly as imported; it refuses a data dir a running TSD holds
- * (exit 3), rejects stray arguments (exit 2), and is listed in the help. */
+ * reads back exactly as imported; it refuses a locked data dir with no TSD
+ * to work through (exit 3), rejects stray arguments (exit 2), and is listed in the help. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -84,13 +85,18 @@ static void compact_frees_deleted_data_and_keeps_the_rest(void **state)
     query_keep();
 }
 
-static void compact_refuses_a_running_tsd(void **state)
+/* Beside a running TSD compact works through it (test_cli_live.c); with
+ * the TSD's address record gone there is no TSD to work through, so the
+ * lock is reported. */
+static void compact_refuses_a_locked_dir_without_a_tsd(void **state)
 {
     (void)state;
     tu_tsd_t t = {0};
     assert_int_equal(tu_tsd_start(&t, NULL), 0);
-    char flag[4200];
+    char flag[4200], rec[4200];
     snprintf(flag, sizeof flag, "--datadir=%s", t.dir);
+    snprintf(rec, sizeof rec, "%s/tsd.addr", t.dir);
+    assert_int_equal(unlink(rec), 0);
     char *out;
     const char *cmp[] = {"compact", flag, NULL};
     int rc = tu_run_octsdb(&out, cmp);
@@ -137,7 +143,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(compact_frees_deleted_data_and_keeps_the_rest),
-        cmocka_unit_test(compact_refuses_a_running_tsd),
+        cmocka_unit_test(compact_refuses_a_locked_dir_without_a_tsd),
         cmocka_unit_test(compact_usage),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
