@@ -24,37 +24,6 @@
 #define UID_CAS_ATTEMPTS    1000
 #define UID_RANDOM_ATTEMPTS 10
 
-typedef struct {
-    unsigned width;
-    uint64_t max;
-    int auto_create;
-    int random;
-    uid_cache_t *cache;
-    oct_slice_t qual;      /* "metrics" / "tagk" / "tagv": qualifier and partition */
-    oct_slice_t meta_qual; /* "metric_meta" / ... */
-    /* 1 + the counter as this registry last wrote it (0 = unknown): the
-     * next assignment tries counter + 1 without reading counter and reverse
-     * first; the CAS checks both, and a failure clears the hint. */
-    atomic_uint_fast64_t counter_hint;
-    /* Serialises this registry's batch assignments of the kind, so that
-     * they do not fail each other's CAS (each retry re-reads every name). */
-    pthread_mutex_t batch_mu;
-} uid_kind_state_t;
-
-struct uid_registry {
-    store_t *st;
-    uid_kind_state_t k[CODEC_UID_N_KINDS];
-    char *allow_special;
-    int realtime_uid_meta;
-    /* Deferred (unsynced) assignments, for uid_sync_deferred: in flight
-     * now, finished so far, finished as of the last sync's start. */
-    atomic_uint_fast64_t def_inflight, def_done, def_synced;
-    atomic_uint_fast64_t def_syncs; /* store syncs made by uid_sync_deferred */
-    pthread_mutex_t sync_mu;        /* one uid_sync_deferred at a time */
-    uid_change_fn on_change;        /* uid_set_change_hook */
-    void *on_change_ctx;
-};
-
 static const oct_slice_t UID_FAM_ID = {(const uint8_t *)"id", 2};
 static const oct_slice_t UID_FAM_NAME = {(const uint8_t *)"name", 4};
 static const oct_slice_t UID_COUNTER_ROW = {(const uint8_t *)"", 1}; /* the single byte 0x00 */
@@ -83,6 +52,7 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
     r->allow_special = xstrdup(opts->allow_specialchars ? opts->allow_specialchars : "");
     r->realtime_uid_meta = opts->realtime_uid_meta;
     pthread_mutex_init(&r->sync_mu, NULL);
+    pthread_mutex_init(&r->hook_mu, NULL);
     for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
         uid_kind_state_t *s = &r->k[k];
         s->width = opts->width[k];
@@ -94,6 +64,12 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
         s->qual = oct_slice_str(codec_uid_kind_qualifier((codec_uid_kind_t)k));
         s->meta_qual = oct_slice_str(codec_uid_kind_meta_qualifier((codec_uid_kind_t)k));
     }
+    /* renames and deletes of other registries on this data set reach our caches */
+    int rc = uid__watch_open(r, eb);
+    if (rc) {
+        uid_registry_close(r);
+        return rc;
+    }
     *out = r;
     return 0;
 }
@@ -101,12 +77,14 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
 void uid_registry_close(uid_registry_t *r)
 {
     if (!r) return;
+    uid__watch_close(r);
     for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
         uid_cache_free(r->k[k].cache);
         pthread_mutex_destroy(&r->k[k].batch_mu);
     }
     free(r->allow_special);
     pthread_mutex_destroy(&r->sync_mu);
+    pthread_mutex_destroy(&r->hook_mu);
     free(r);
 }
 
@@ -122,8 +100,10 @@ unsigned uid_width(const uid_registry_t *r, codec_uid_kind_t kind)
 
 void uid_drop_caches(uid_registry_t *r)
 {
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
+        atomic_fetch_add(&r->k[k].inval_gen, 1);
         uid_cache_clear(r->k[k].cache);
+    }
 }
 
 static const char *uid_kind_str(const uid_kind_state_t *s)
@@ -221,10 +201,11 @@ int uid_get_id(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, si
     uid_kind_state_t *s = &r->k[kind];
     if (uid_cache_get_id(s->cache, name, len, id)) return 0;
     if (len == 0 || len > UID_NAME_MAX) return uid_no_such_name(eb, s, name, len);
+    uint64_t gen = atomic_load(&s->inval_gen);
     int rc = uid_read_forward(r, s, oct_slice(name, len), id, eb);
     if (rc < 0) return rc;
     if (rc == 0) return uid_no_such_name(eb, s, name, len);
-    uid_cache_put(s->cache, name, len, *id);
+    uid__cache_fill(s, gen, name, len, *id);
     return 0;
 }
 
@@ -239,10 +220,11 @@ int uid_get_name(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, uint8_t 
     }
     if (id == 0 || id > s->max) return uid_no_such_id(eb, s, id);
     store_result_t res = STORE_RESULT_INIT;
+    uint64_t gen = atomic_load(&s->inval_gen);
     int rc = uid_read_reverse(r, s, id, &res, eb);
     if (rc == 1) {
         oct_slice_t v = res.cells[0].value;
-        uid_cache_put(s->cache, v.ptr, v.len, id);
+        uid__cache_fill(s, gen, v.ptr, v.len, id);
         *len = v.len;
         if (v.len > cap) {
             rc = oct_err(eb, OCT_ENOSPC, "name longer than %zu bytes", cap);
@@ -367,6 +349,7 @@ static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, cons
     int rc = uid_validate(r, s, kind, name, len, eb);
     if (rc) return rc;
     oct_slice_t nm = oct_slice(name, len);
+    uint64_t gen = atomic_load(&s->inval_gen);
     int attempts = s->random ? UID_RANDOM_ATTEMPTS : UID_CAS_ATTEMPTS;
     for (int i = 0; i < attempts; i++) {
         rc = uid_read_forward(r, s, nm, id, eb);
@@ -381,7 +364,7 @@ static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, cons
             if (r->realtime_uid_meta) {
                 /* As OpenTSDB: a failed meta write does not undo the UID. */
                 oct_errbuf_t meb;
-                uid_cache_put(s->cache, name, len, *id);
+                uid__cache_fill(s, gen, name, len, *id);
                 uid_meta_t m = {NULL, NULL, NULL, oct_clock_wall_ms() / 1000, NULL};
                 if (uid_meta_put(r, kind, *id, &m, &meb) != 0) {
                     /* the UID stands; /api/uid/uidmeta can write its meta later */
@@ -394,7 +377,7 @@ static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, cons
     if (rc == OCT_ECASFAIL)
         return oct_err(eb, OCT_EIO, "Failed to assign an ID for %s '%.*s' after %d attempts",
                        uid_kind_str(s), (int)len, (const char *)name, attempts);
-    uid_cache_put(s->cache, name, len, *id);
+    uid__cache_fill(s, gen, name, len, *id);
     return 0;
 }
 
@@ -551,6 +534,7 @@ int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind, const o
     int locked = !rc;
     if (locked) pthread_mutex_lock(&s->batch_mu);
     for (int attempt = 0; !rc && attempt < UID_CAS_ATTEMPTS; attempt++) {
+        uint64_t gen = atomic_load(&s->inval_gen);
         /* What is unknown, in order of first appearance (the UIDs come out
          * as one-by-one assignment in put order would give them). The first
          * attempt trusts the cache, which batches of this registry fill
@@ -568,14 +552,14 @@ int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind, const o
             int f = uid_read_forward(r, s, names[i], &ids[i], eb);
             if (f < 0) rc = f;
             if (f == 0) todo[k++] = i;
-            if (f == 1) uid_cache_put(s->cache, names[i].ptr, names[i].len, ids[i]);
+            if (f == 1) uid__cache_fill(s, gen, names[i].ptr, names[i].len, ids[i]);
         }
         if (rc || k == 0) break;
         rc = uid_assign_batch(r, s, names, todo, k, ids, eb);
         if (rc == 0) {
             for (size_t j = 0; j < k; j++) {
                 const oct_slice_t *nm = &names[todo[j]];
-                uid_cache_put(s->cache, nm->ptr, nm->len, ids[todo[j]]);
+                uid__cache_fill(s, gen, nm->ptr, nm->len, ids[todo[j]]);
                 if (r->realtime_uid_meta) {
                     /* As OpenTSDB: a failed meta write does not undo the UID. */
                     oct_errbuf_t meb;
@@ -634,8 +618,10 @@ uint64_t uid_deferred_syncs(const uid_registry_t *r)
 
 void uid_set_change_hook(uid_registry_t *r, uid_change_fn fn, void *ctx)
 {
+    pthread_mutex_lock(&r->hook_mu);
     r->on_change = fn;
     r->on_change_ctx = ctx;
+    pthread_mutex_unlock(&r->hook_mu);
 }
 
 int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name, size_t old_len,
@@ -675,9 +661,7 @@ int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name
         rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 2, ops, 3, STORE_SYNC, eb);
         if (rc == OCT_ECASFAIL) continue;
         if (rc) return rc;
-        uid_cache_remove_name(s->cache, old_name, old_len);
-        uid_cache_put(s->cache, new_name, new_len, id);
-        if (r->on_change) r->on_change(r->on_change_ctx, kind, id);
+        uid__changed(r, kind, id, on, nn, 0);
         return 0;
     }
     return oct_err(eb, OCT_EIO, "rename of '%.*s' kept racing with other writers", (int)old_len,
@@ -720,9 +704,7 @@ int uid_delete(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, si
                        reverse_is_ours ? 3 : 1, STORE_SYNC, eb);
         if (rc == OCT_ECASFAIL) continue;
         if (rc) return rc;
-        uid_cache_remove_name(s->cache, name, len);
-        if (reverse_is_ours) uid_cache_remove_id(s->cache, id);
-        if (r->on_change) r->on_change(r->on_change_ctx, kind, id);
+        uid__changed(r, kind, id, nm, oct_slice(NULL, 0), reverse_is_ours);
         return 0;
     }
     return oct_err(eb, OCT_EIO, "delete of '%.*s' kept racing with other writers", (int)len,
