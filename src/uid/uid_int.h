@@ -54,6 +54,15 @@ struct uid_registry {
     } wctx[CODEC_UID_N_KINDS];
 };
 
+static const oct_slice_t UID_FAM_ID = {(const uint8_t *)"id", 2};
+static const oct_slice_t UID_FAM_NAME = {(const uint8_t *)"name", 4};
+static const oct_slice_t UID_COUNTER_ROW = {(const uint8_t *)"", 1}; /* the single byte 0x00 */
+
+static inline const char *uid_kind_str(const uid_kind_state_t *s)
+{
+    return (const char *)s->qual.ptr;
+}
+
 /* The store the registry was opened on (borrowed). */
 store_t *uid__store(uid_registry_t *r);
 
