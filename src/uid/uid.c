@@ -427,6 +427,49 @@ static int uid_nref_cmp(const void *a, const void *b)
     return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
+/* The first k UIDs above c whose reverse cell is free (a store written by
+ * OpenTSDB may hold leaked reverse rows above its counter), into out[]:
+ * one multi-get per window of the UIDs still missing. */
+static int uid_free_after(uid_registry_t *r, uid_kind_state_t *s, uint64_t c, size_t k,
+                          uint64_t *out, oct_errbuf_t *eb)
+{
+    uint8_t *kb = xmalloc(k * 8);
+    store_key_t *keys = xmalloc(k * sizeof *keys);
+    store_result_t res = STORE_RESULT_INIT;
+    size_t got = 0;
+    uint64_t next = c + 1;
+    int rc = 0;
+    while (!rc && got < k) {
+        size_t w = k - got;
+        if (next == 0 || next > s->max || w - 1 > s->max - next) {
+            rc = oct_err(eb, OCT_EEXHAUSTED,
+                         "All Unique IDs for %s on %u bytes are already assigned!", uid_kind_str(s),
+                         s->width);
+            break;
+        }
+        for (size_t j = 0; j < w; j++) {
+            uid_encode(s, next + j, kb + 8 * j);
+            keys[j] = (store_key_t){s->qual, oct_slice(kb + 8 * j, s->width)};
+        }
+        store_result_reset(&res);
+        rc = store_multi_get(r->st, STORE_TABLE_UID, keys, w, UID_FAM_NAME, &res, eb);
+        if (rc < 0) break;
+        rc = 0;
+        size_t ci = 0; /* cells come in key order */
+        for (size_t j = 0; j < w; j++) {
+            int taken = 0;
+            for (; ci < res.n && oct_slice_eq(res.cells[ci].row, keys[j].row); ci++)
+                taken |= oct_slice_eq(res.cells[ci].qualifier, s->qual);
+            if (!taken) out[got++] = next + j;
+        }
+        next += w;
+    }
+    store_result_free(&res);
+    free(keys);
+    free(kb);
+    return rc;
+}
+
 /* One attempt at assigning todo[0..k) (distinct names, none in the store
  * when last read) the next k free UIDs in one deferred CAS. */
 static int uid_assign_batch(uid_registry_t *r, uid_kind_state_t *s, const oct_slice_t *names,
@@ -444,28 +487,21 @@ static int uid_assign_batch(uid_registry_t *r, uid_kind_state_t *s, const oct_sl
     uint8_t *idb = xmalloc(k * 8);
     store_check_t *checks = xmalloc((2 * k + 1) * sizeof *checks);
     store_op_t *ops = xmalloc((2 * k + 1) * sizeof *ops);
+    uint64_t *free_ids = hint ? NULL : xmalloc(k * sizeof *free_ids);
     uint8_t cbuf[8], nbuf[8];
     uint64_t cand = c;
-    int rc = 0;
+    /* With a hint the CAS checks the reverse cells; without, skip the taken
+     * ones as uid_assign_sequential does (read in one go: after a lost race
+     * with another TSD this is the usual path). */
+    int rc = hint ? 0 : uid_free_after(r, s, c, k, free_ids, eb);
     for (size_t j = 0; j < k && !rc; j++) {
-        /* With a hint the CAS checks the reverse cells; without, skip the
-         * taken ones as uid_assign_sequential does. */
-        for (;;) {
-            cand++;
-            if (cand > s->max || cand == 0) {
-                rc = oct_err(eb, OCT_EEXHAUSTED,
-                             "All Unique IDs for %s on %u bytes are already assigned!",
-                             uid_kind_str(s), s->width);
-                break;
-            }
-            if (hint) break;
-            store_result_t res = STORE_RESULT_INIT;
-            int f = uid_read_reverse(r, s, cand, &res, eb);
-            store_result_free(&res);
-            if (f < 0) rc = f;
-            if (f <= 0) break;
+        cand = hint ? cand + 1 : free_ids[j];
+        if (cand > s->max || cand == 0) {
+            rc = oct_err(eb, OCT_EEXHAUSTED,
+                         "All Unique IDs for %s on %u bytes are already assigned!", uid_kind_str(s),
+                         s->width);
+            break;
         }
-        if (rc) break;
         ids[todo[j]] = cand;
         uid_encode(s, cand, idb + 8 * j);
         oct_slice_t id = oct_slice(idb + 8 * j, s->width), nm = names[todo[j]];
@@ -491,6 +527,7 @@ static int uid_assign_batch(uid_registry_t *r, uid_kind_state_t *s, const oct_sl
     free(idb);
     free(checks);
     free(ops);
+    free(free_ids);
     return rc;
 }
 
