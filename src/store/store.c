@@ -5,11 +5,14 @@
  * a dispatch, so callers see no change. */
 #include "store/store.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/store_backend.h"
 #include "store/store_builtin.h"
+#include "common/xmalloc.h"
 
 static const store_methods_t *const store_backends[] = {
     &store_rocksdb_methods,
@@ -65,10 +68,11 @@ int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
     const char *name = opts ? opts->backend : NULL;
     const store_methods_t *m = store_backend_find(name);
     if (!m) return unknown_backend(name, eb);
-    if (m->version < 1 || m->version > STORE_METHODS_VERSION)
+    if (m->version < 1 || m->version > STORE_METHODS_VERSION ||
+        (m->version >= 2 && (!m->watch != !m->unwatch || !m->watch != !m->notify)))
         return oct_err(eb, OCT_ECONFIG,
                        "tsd.storage.backend: backend '%s' implements version %d of the store "
-                       "methods, this build knows 1..%d",
+                       "methods, this build knows 1..%d (watch, unwatch and notify: all or none)",
                        m->name, m->version, STORE_METHODS_VERSION);
     return m->open(opts, out, eb);
 }
@@ -179,4 +183,98 @@ int store_compact(store_t *st, oct_errbuf_t *eb)
 {
     if (!st) return oct_err(eb, OCT_EINVAL, "no store");
     return st->methods->compact(st, eb);
+}
+
+/* ---- change notification ----------------------------------------------
+ * Backends with watch/notify get the calls; the others admit one process per
+ * data set, so the watches on the same store_t are everyone to tell: a list
+ * of them, walked under one mutex (which also makes store_unwatch wait for a
+ * callback in progress). Notifications are rare (UID renames and deletes),
+ * so one list for the process is enough. */
+
+typedef struct local_watch {
+    store_watch_t base; /* methods NULL: one of ours */
+    store_t *st;
+    store_table_t t;
+    uint8_t part[255];
+    size_t part_len;
+    store_watch_fn fn;
+    void *ctx;
+    struct local_watch *next;
+} local_watch_t;
+
+static pthread_mutex_t local_mu = PTHREAD_MUTEX_INITIALIZER;
+static local_watch_t *local_watches;
+
+static int has_watch_methods(const store_t *st)
+{
+    return st->methods->version >= 2 && st->methods->watch;
+}
+
+static int check_watch_args(store_table_t t, oct_slice_t part, oct_errbuf_t *eb)
+{
+    if ((int)t < 0 || t >= STORE_TABLE_COUNT)
+        return oct_err(eb, OCT_EINVAL, "no such table %d", (int)t);
+    if (part.len < 1 || part.len > 255)
+        return oct_err(eb, OCT_EINVAL, "partition must be 1..255 bytes, got %zu", part.len);
+    return 0;
+}
+
+int store_watch(store_t *st, store_table_t t, oct_slice_t part, store_watch_fn fn, void *ctx,
+                store_watch_t **out, oct_errbuf_t *eb)
+{
+    *out = NULL;
+    if (!st || !fn) return oct_err(eb, OCT_EINVAL, "store_watch: no store or no callback");
+    int rc = check_watch_args(t, part, eb);
+    if (rc) return rc;
+    if (has_watch_methods(st)) return st->methods->watch(st, t, part, fn, ctx, out, eb);
+    local_watch_t *w = xcalloc(1, sizeof *w);
+    w->st = st;
+    w->t = t;
+    memcpy(w->part, part.ptr, part.len);
+    w->part_len = part.len;
+    w->fn = fn;
+    w->ctx = ctx;
+    pthread_mutex_lock(&local_mu);
+    w->next = local_watches;
+    local_watches = w;
+    pthread_mutex_unlock(&local_mu);
+    *out = &w->base;
+    return 0;
+}
+
+void store_unwatch(store_watch_t *w)
+{
+    if (!w) return;
+    if (w->methods) {
+        w->methods->unwatch(w);
+        return;
+    }
+    pthread_mutex_lock(&local_mu);
+    for (local_watch_t **p = &local_watches; *p; p = &(*p)->next) {
+        if (&(*p)->base == w) {
+            *p = (*p)->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&local_mu);
+    free(w);
+}
+
+int store_notify(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t msg, oct_errbuf_t *eb)
+{
+    if (!st) return oct_err(eb, OCT_EINVAL, "no store");
+    int rc = check_watch_args(t, part, eb);
+    if (rc) return rc;
+    if (msg.len > STORE_NOTIFY_MAX)
+        return oct_err(eb, OCT_EINVAL, "notification of %zu bytes, at most %d", msg.len,
+                       STORE_NOTIFY_MAX);
+    if (has_watch_methods(st)) return st->methods->notify(st, t, part, msg, eb);
+    pthread_mutex_lock(&local_mu);
+    for (local_watch_t *w = local_watches; w; w = w->next)
+        if (w->st == st && w->t == t && w->part_len == part.len &&
+            memcmp(w->part, part.ptr, part.len) == 0)
+            w->fn(w->ctx, 0, msg);
+    pthread_mutex_unlock(&local_mu);
+    return 0;
 }

@@ -266,4 +266,65 @@ OCT_MUST_CHECK int store_disk_usage(store_t *st, store_table_t t, uint64_t *out_
  * opened read-only, or OCT_EIO. */
 OCT_MUST_CHECK int store_compact(store_t *st, oct_errbuf_t *eb);
 
+/* ---- Change notification ----------------------------------------------
+ *
+ * A channel beside the data, for caches above the store (the UID registry's):
+ * store_notify(t, part, msg) hands msg to every watch on (t, part) of every
+ * store handle on the same data set -- other processes' (several TSDs on one
+ * RADOS namespace) and this process's, the notifier's own watches included.
+ * Nothing is stored: a watch sees the notifications sent while it is
+ * registered and connected, in the order one notifier sent them; there is no
+ * order between notifiers.
+ *
+ * Delivery and the bound: store_notify returns 0 once every watch registered
+ * on (t, part) has run its callback for msg (so a caller that notifies after
+ * changing the data knows every other cache has dropped what it held when
+ * store_notify returns), or OCT_EIO when some did not answer within the
+ * backend's timeout (RADOS: STORE_NOTIFY_TIMEOUT_MS) or the notification
+ * could not be sent; the data change stands either way, and a watch that
+ * missed msg is told so (STORE_WATCH_LOST) once its connection is back, or
+ * still gets msg late.
+ *
+ * A LOST event (events & STORE_WATCH_LOST, msg empty) means notifications may
+ * have been missed (RADOS: the watch's connection to the OSD broke and the
+ * backend registered it again): treat it as "everything on (t, part) may have
+ * changed". The backend re-registers by itself; the watch stays valid.
+ *
+ * Threads: callbacks run on a backend thread (RADOS: librados' callback
+ * thread) or on the notifying thread (a single-process backend fans out
+ * in place), one at a time per watch. A callback must be quick and must not
+ * call any store function (the thread it runs on may be the one other store
+ * calls wait for): drop cached state, return. Backends whose data dir admits
+ * one process (RocksDB) deliver in-process only.
+ *
+ * Limits: msg is 0..STORE_NOTIFY_MAX bytes. Every watch must be removed
+ * (store_unwatch) before store_close. */
+#define STORE_NOTIFY_MAX        65536
+#define STORE_NOTIFY_TIMEOUT_MS 5000
+enum {
+    STORE_WATCH_LOST = 1u << 0, /* notifications may have been missed */
+};
+typedef struct store_watch store_watch_t;
+/* msg is borrowed for the call only. */
+typedef void (*store_watch_fn)(void *ctx, unsigned events, oct_slice_t msg);
+
+/* Registers fn(ctx, ...) for notifications on (t, part) (1..255 bytes); *out
+ * is released with store_unwatch. On a read-only store it watches what
+ * writable stores notify (RADOS: the notify object must exist, i.e. some
+ * writer watched first). Returns 0, OCT_EINVAL, or OCT_EIO. May block (one
+ * round trip). */
+OCT_MUST_CHECK int store_watch(store_t *st, store_table_t t, oct_slice_t part, store_watch_fn fn,
+                               void *ctx, store_watch_t **out, oct_errbuf_t *eb);
+
+/* Removes a watch: when it returns, its callback is not running and will not
+ * run again. NULL ok. Must not be called from a watch callback. May block. */
+void store_unwatch(store_watch_t *w);
+
+/* Sends msg to every watch on (t, part) and waits for their callbacks (see
+ * above). Allowed on a read-only store (it changes no data). Returns 0,
+ * OCT_EINVAL (msg too long, bad part), or OCT_EIO. May block up to
+ * STORE_NOTIFY_TIMEOUT_MS. */
+OCT_MUST_CHECK int store_notify(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t msg,
+                                oct_errbuf_t *eb);
+
 #endif

@@ -36,7 +36,7 @@
 
 #include "store/store.h"
 
-#define STORE_METHODS_VERSION 1
+#define STORE_METHODS_VERSION 2
 
 typedef struct store_methods store_methods_t;
 
@@ -45,6 +45,11 @@ struct store {
     const store_methods_t *methods;
 };
 struct store_scanner {
+    const store_methods_t *methods;
+};
+/* A backend's watch starts with this too; methods NULL marks store.c's own
+ * in-process watches (below). */
+struct store_watch {
     const store_methods_t *methods;
 };
 
@@ -84,6 +89,18 @@ struct store_methods {
     /* store_exists: 1 if opts name a store this backend created, else 0;
      * never creates anything */
     int (*exists)(const store_options_t *opts, oct_errbuf_t *eb);
+
+    /* version 2: change notification (store.h, "Change notification"). A
+     * backend whose data set admits only one process (RocksDB: the data
+     * dir's lock) leaves all three NULL, as does every version-1 backend:
+     * store.c then fans notifications out in-process, to the watches on the
+     * same store_t, calling them on the notifying thread. A backend shared
+     * by processes sets all three; its watch fills (*out)->methods. */
+    int (*watch)(store_t *st, store_table_t t, oct_slice_t part, store_watch_fn fn, void *ctx,
+                 store_watch_t **out, oct_errbuf_t *eb);
+    void (*unwatch)(store_watch_t *w); /* never called with NULL */
+    int (*notify)(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t msg,
+                  oct_errbuf_t *eb);
 };
 
 /* The backend used when tsd.storage.backend is unset or empty. */

@@ -106,6 +106,7 @@ static int rs_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
     rs_store_t *st = xcalloc(1, sizeof *st);
     st->lock_fd = -1;
     pthread_mutex_init(&st->idx_mu, NULL);
+    rs_watch_init(st);
     for (int i = 0; i < RS_STRIPES; i++)
         pthread_mutex_init(&st->stripes[i].mu, NULL);
     st->dir = xstrdup(opts->dir);
@@ -1019,7 +1020,7 @@ static int rs_compact(store_t *base, oct_errbuf_t *eb)
 }
 
 const store_methods_t store_rados_methods = {
-    .version = 1,
+    .version = 2,
     .name = "rados",
     .open = rs_open,
     .close = rs_close,
@@ -1039,4 +1040,7 @@ const store_methods_t store_rados_methods = {
     .disk_usage = rs_disk_usage,
     .compact = rs_compact,
     .exists = rs_exists,
+    .watch = rs_watch,
+    .unwatch = rs_unwatch,
+    .notify = rs_notify,
 };

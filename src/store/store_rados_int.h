@@ -39,6 +39,8 @@ typedef struct {
     uint8_t val[9]; /* its stored value (version byte and 8 bytes) */
 } rs_stripe_t;
 
+typedef struct rs_watch rs_watch_t;
+
 typedef struct {
     store_t base; /* first: store.c dispatches through base.methods */
     rados_t cluster;
@@ -53,6 +55,13 @@ typedef struct {
     uint8_t **idx;
     size_t idx_n, idx_cap;
     rs_stripe_t stripes[RS_STRIPES];
+    /* change notification (store_rados_watch.c): the watches of this store,
+     * and the thread that registers a broken one again */
+    pthread_mutex_t w_mu;
+    pthread_cond_t w_cv;
+    rs_watch_t *watches;
+    pthread_t w_thr;
+    int w_thr_started, w_stop;
 } rs_store_t;
 
 typedef struct {
@@ -107,5 +116,19 @@ int rs_bind_namespace(const char *dir, const char *want, int read_only, char **o
                       oct_errbuf_t *eb);
 
 void rs_destroy(rs_store_t *st);
+
+/* store_rados_watch.c: the version-2 methods, and their part of rs_destroy
+ * (stops the re-registration thread, drops watches left behind). */
+int rs_watch(store_t *base, store_table_t t, oct_slice_t part, store_watch_fn fn, void *ctx,
+             store_watch_t **out, oct_errbuf_t *eb);
+void rs_unwatch(store_watch_t *w);
+int rs_notify(store_t *base, store_table_t t, oct_slice_t part, oct_slice_t msg, oct_errbuf_t *eb);
+void rs_watch_init(rs_store_t *st);
+void rs_watch_destroy(rs_store_t *st);
+
+/* Test hook (tests/unit/test_store_watch_rados.c): drops the watch's
+ * registration on the OSD and reports it broken, as a lost connection does,
+ * so that the re-registration and the LOST event run for real. */
+int rs__watch_break(store_watch_t *w);
 
 #endif

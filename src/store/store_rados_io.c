@@ -447,6 +447,7 @@ int rs_bind_namespace(const char *dir, const char *want, int read_only, char **o
 
 void rs_destroy(rs_store_t *st)
 {
+    rs_watch_destroy(st);
     if (st->io) rados_ioctx_destroy(st->io);
     if (st->cluster) rados_shutdown(st->cluster);
     if (st->lock_fd >= 0) close(st->lock_fd); /* releases the flock */

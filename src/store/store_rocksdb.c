@@ -1027,7 +1027,7 @@ static int rdb_sync(store_t *base, oct_errbuf_t *eb)
 }
 
 const store_methods_t store_rocksdb_methods = {
-    .version = 1,
+    .version = 2, /* no watch methods: one process per data dir, store.c fans out */
     .name = "rocksdb",
     .open = rdb_open,
     .close = rdb_close,

@@ -173,7 +173,9 @@ void tw_map_link_text(tw_map_t *m, const tw_series_t *named, tw_series_t *s);
 /* The uid_change_fn of the writer's registry (ctx the writer): drops from
  * the text map every key of a series holding that UID, so that the next put
  * with the old or the new name resolves its names again, as after a
- * restart. Takes create_mu; puts go on meanwhile. */
+ * restart; id 0: every key of the map. Takes create_mu; puts go on
+ * meanwhile. Runs on the store's notification thread for another TSD's
+ * change. */
 void tw_names_changed(void *ctx, codec_uid_kind_t kind, uint64_t id);
 uint64_t tw_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t tw_text_hash(const tsdb_dp_t *dp);

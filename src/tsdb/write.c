@@ -418,6 +418,7 @@ void tw_map_link_text(tw_map_t *m, const tw_series_t *named, tw_series_t *s)
 
 static int series_holds(const tw_series_t *s, codec_uid_kind_t kind, uint64_t id)
 {
+    if (id == 0) return 1; /* "any UID of the kind" (uid.h: a lost notification) */
     if (kind == CODEC_UID_METRIC) return s->metric == id;
     for (size_t i = 0; i < s->n_tags; i++)
         if ((kind == CODEC_UID_TAGK ? s->tags[i].tagk : s->tags[i].tagv) == id) return 1;

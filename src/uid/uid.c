@@ -24,41 +24,6 @@
 #define UID_CAS_ATTEMPTS    1000
 #define UID_RANDOM_ATTEMPTS 10
 
-typedef struct {
-    unsigned width;
-    uint64_t max;
-    int auto_create;
-    int random;
-    uid_cache_t *cache;
-    oct_slice_t qual;      /* "metrics" / "tagk" / "tagv": qualifier and partition */
-    oct_slice_t meta_qual; /* "metric_meta" / ... */
-    /* 1 + the counter as this registry last wrote it (0 = unknown): the
-     * next assignment tries counter + 1 without reading counter and reverse
-     * first; the CAS checks both, and a failure clears the hint. */
-    atomic_uint_fast64_t counter_hint;
-    /* Serialises this registry's batch assignments of the kind, so that
-     * they do not fail each other's CAS (each retry re-reads every name). */
-    pthread_mutex_t batch_mu;
-} uid_kind_state_t;
-
-struct uid_registry {
-    store_t *st;
-    uid_kind_state_t k[CODEC_UID_N_KINDS];
-    char *allow_special;
-    int realtime_uid_meta;
-    /* Deferred (unsynced) assignments, for uid_sync_deferred: in flight
-     * now, finished so far, finished as of the last sync's start. */
-    atomic_uint_fast64_t def_inflight, def_done, def_synced;
-    atomic_uint_fast64_t def_syncs; /* store syncs made by uid_sync_deferred */
-    pthread_mutex_t sync_mu;        /* one uid_sync_deferred at a time */
-    uid_change_fn on_change;        /* uid_set_change_hook */
-    void *on_change_ctx;
-};
-
-static const oct_slice_t UID_FAM_ID = {(const uint8_t *)"id", 2};
-static const oct_slice_t UID_FAM_NAME = {(const uint8_t *)"name", 4};
-static const oct_slice_t UID_COUNTER_ROW = {(const uint8_t *)"", 1}; /* the single byte 0x00 */
-
 void uid_options_default(uid_options_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -83,6 +48,7 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
     r->allow_special = xstrdup(opts->allow_specialchars ? opts->allow_specialchars : "");
     r->realtime_uid_meta = opts->realtime_uid_meta;
     pthread_mutex_init(&r->sync_mu, NULL);
+    pthread_mutex_init(&r->hook_mu, NULL);
     for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
         uid_kind_state_t *s = &r->k[k];
         s->width = opts->width[k];
@@ -94,6 +60,12 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
         s->qual = oct_slice_str(codec_uid_kind_qualifier((codec_uid_kind_t)k));
         s->meta_qual = oct_slice_str(codec_uid_kind_meta_qualifier((codec_uid_kind_t)k));
     }
+    /* renames and deletes of other registries on this data set reach our caches */
+    int rc = uid__watch_open(r, eb);
+    if (rc) {
+        uid_registry_close(r);
+        return rc;
+    }
     *out = r;
     return 0;
 }
@@ -101,12 +73,14 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
 void uid_registry_close(uid_registry_t *r)
 {
     if (!r) return;
+    uid__watch_close(r);
     for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
         uid_cache_free(r->k[k].cache);
         pthread_mutex_destroy(&r->k[k].batch_mu);
     }
     free(r->allow_special);
     pthread_mutex_destroy(&r->sync_mu);
+    pthread_mutex_destroy(&r->hook_mu);
     free(r);
 }
 
@@ -122,13 +96,10 @@ unsigned uid_width(const uid_registry_t *r, codec_uid_kind_t kind)
 
 void uid_drop_caches(uid_registry_t *r)
 {
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
+    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
+        atomic_fetch_add(&r->k[k].inval_gen, 1);
         uid_cache_clear(r->k[k].cache);
-}
-
-static const char *uid_kind_str(const uid_kind_state_t *s)
-{
-    return (const char *)s->qual.ptr;
+    }
 }
 
 /* Callers only pass ids they checked against s->max. */
@@ -221,10 +192,11 @@ int uid_get_id(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, si
     uid_kind_state_t *s = &r->k[kind];
     if (uid_cache_get_id(s->cache, name, len, id)) return 0;
     if (len == 0 || len > UID_NAME_MAX) return uid_no_such_name(eb, s, name, len);
+    uint64_t gen = atomic_load(&s->inval_gen);
     int rc = uid_read_forward(r, s, oct_slice(name, len), id, eb);
     if (rc < 0) return rc;
     if (rc == 0) return uid_no_such_name(eb, s, name, len);
-    uid_cache_put(s->cache, name, len, *id);
+    uid__cache_fill(s, gen, name, len, *id);
     return 0;
 }
 
@@ -239,10 +211,11 @@ int uid_get_name(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, uint8_t 
     }
     if (id == 0 || id > s->max) return uid_no_such_id(eb, s, id);
     store_result_t res = STORE_RESULT_INIT;
+    uint64_t gen = atomic_load(&s->inval_gen);
     int rc = uid_read_reverse(r, s, id, &res, eb);
     if (rc == 1) {
         oct_slice_t v = res.cells[0].value;
-        uid_cache_put(s->cache, v.ptr, v.len, id);
+        uid__cache_fill(s, gen, v.ptr, v.len, id);
         *len = v.len;
         if (v.len > cap) {
             rc = oct_err(eb, OCT_ENOSPC, "name longer than %zu bytes", cap);
@@ -367,6 +340,7 @@ static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, cons
     int rc = uid_validate(r, s, kind, name, len, eb);
     if (rc) return rc;
     oct_slice_t nm = oct_slice(name, len);
+    uint64_t gen = atomic_load(&s->inval_gen);
     int attempts = s->random ? UID_RANDOM_ATTEMPTS : UID_CAS_ATTEMPTS;
     for (int i = 0; i < attempts; i++) {
         rc = uid_read_forward(r, s, nm, id, eb);
@@ -381,7 +355,7 @@ static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, cons
             if (r->realtime_uid_meta) {
                 /* As OpenTSDB: a failed meta write does not undo the UID. */
                 oct_errbuf_t meb;
-                uid_cache_put(s->cache, name, len, *id);
+                uid__cache_fill(s, gen, name, len, *id);
                 uid_meta_t m = {NULL, NULL, NULL, oct_clock_wall_ms() / 1000, NULL};
                 if (uid_meta_put(r, kind, *id, &m, &meb) != 0) {
                     /* the UID stands; /api/uid/uidmeta can write its meta later */
@@ -394,7 +368,7 @@ static int uid_get_or_create_impl(uid_registry_t *r, codec_uid_kind_t kind, cons
     if (rc == OCT_ECASFAIL)
         return oct_err(eb, OCT_EIO, "Failed to assign an ID for %s '%.*s' after %d attempts",
                        uid_kind_str(s), (int)len, (const char *)name, attempts);
-    uid_cache_put(s->cache, name, len, *id);
+    uid__cache_fill(s, gen, name, len, *id);
     return 0;
 }
 
@@ -453,6 +427,49 @@ static int uid_nref_cmp(const void *a, const void *b)
     return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
+/* The first k UIDs above c whose reverse cell is free (a store written by
+ * OpenTSDB may hold leaked reverse rows above its counter), into out[]:
+ * one multi-get per window of the UIDs still missing. */
+static int uid_free_after(uid_registry_t *r, uid_kind_state_t *s, uint64_t c, size_t k,
+                          uint64_t *out, oct_errbuf_t *eb)
+{
+    uint8_t *kb = xmalloc(k * 8);
+    store_key_t *keys = xmalloc(k * sizeof *keys);
+    store_result_t res = STORE_RESULT_INIT;
+    size_t got = 0;
+    uint64_t next = c + 1;
+    int rc = 0;
+    while (!rc && got < k) {
+        size_t w = k - got;
+        if (next == 0 || next > s->max || w - 1 > s->max - next) {
+            rc = oct_err(eb, OCT_EEXHAUSTED,
+                         "All Unique IDs for %s on %u bytes are already assigned!", uid_kind_str(s),
+                         s->width);
+            break;
+        }
+        for (size_t j = 0; j < w; j++) {
+            uid_encode(s, next + j, kb + 8 * j);
+            keys[j] = (store_key_t){s->qual, oct_slice(kb + 8 * j, s->width)};
+        }
+        store_result_reset(&res);
+        rc = store_multi_get(r->st, STORE_TABLE_UID, keys, w, UID_FAM_NAME, &res, eb);
+        if (rc < 0) break;
+        rc = 0;
+        size_t ci = 0; /* cells come in key order */
+        for (size_t j = 0; j < w; j++) {
+            int taken = 0;
+            for (; ci < res.n && oct_slice_eq(res.cells[ci].row, keys[j].row); ci++)
+                taken |= oct_slice_eq(res.cells[ci].qualifier, s->qual);
+            if (!taken) out[got++] = next + j;
+        }
+        next += w;
+    }
+    store_result_free(&res);
+    free(keys);
+    free(kb);
+    return rc;
+}
+
 /* One attempt at assigning todo[0..k) (distinct names, none in the store
  * when last read) the next k free UIDs in one deferred CAS. */
 static int uid_assign_batch(uid_registry_t *r, uid_kind_state_t *s, const oct_slice_t *names,
@@ -470,28 +487,21 @@ static int uid_assign_batch(uid_registry_t *r, uid_kind_state_t *s, const oct_sl
     uint8_t *idb = xmalloc(k * 8);
     store_check_t *checks = xmalloc((2 * k + 1) * sizeof *checks);
     store_op_t *ops = xmalloc((2 * k + 1) * sizeof *ops);
+    uint64_t *free_ids = hint ? NULL : xmalloc(k * sizeof *free_ids);
     uint8_t cbuf[8], nbuf[8];
     uint64_t cand = c;
-    int rc = 0;
+    /* With a hint the CAS checks the reverse cells; without, skip the taken
+     * ones as uid_assign_sequential does (read in one go: after a lost race
+     * with another TSD this is the usual path). */
+    int rc = hint ? 0 : uid_free_after(r, s, c, k, free_ids, eb);
     for (size_t j = 0; j < k && !rc; j++) {
-        /* With a hint the CAS checks the reverse cells; without, skip the
-         * taken ones as uid_assign_sequential does. */
-        for (;;) {
-            cand++;
-            if (cand > s->max || cand == 0) {
-                rc = oct_err(eb, OCT_EEXHAUSTED,
-                             "All Unique IDs for %s on %u bytes are already assigned!",
-                             uid_kind_str(s), s->width);
-                break;
-            }
-            if (hint) break;
-            store_result_t res = STORE_RESULT_INIT;
-            int f = uid_read_reverse(r, s, cand, &res, eb);
-            store_result_free(&res);
-            if (f < 0) rc = f;
-            if (f <= 0) break;
+        cand = hint ? cand + 1 : free_ids[j];
+        if (cand > s->max || cand == 0) {
+            rc = oct_err(eb, OCT_EEXHAUSTED,
+                         "All Unique IDs for %s on %u bytes are already assigned!", uid_kind_str(s),
+                         s->width);
+            break;
         }
-        if (rc) break;
         ids[todo[j]] = cand;
         uid_encode(s, cand, idb + 8 * j);
         oct_slice_t id = oct_slice(idb + 8 * j, s->width), nm = names[todo[j]];
@@ -517,7 +527,46 @@ static int uid_assign_batch(uid_registry_t *r, uid_kind_state_t *s, const oct_sl
     free(idb);
     free(checks);
     free(ops);
+    free(free_ids);
     return rc;
+}
+
+/* After a lost race: reads the forward cells of names[todo[0..*k)] in one
+ * multi-get (another registry, maybe another TSD, may have assigned them),
+ * caches those found and keeps in todo the ones still absent. */
+static int uid_read_forwards(uid_registry_t *r, uid_kind_state_t *s, uint64_t gen,
+                             const oct_slice_t *names, size_t *todo, size_t *k, uint64_t *ids,
+                             oct_errbuf_t *eb)
+{
+    store_key_t *keys = xmalloc(*k * sizeof *keys);
+    for (size_t j = 0; j < *k; j++)
+        keys[j] = (store_key_t){s->qual, names[todo[j]]};
+    store_result_t res = STORE_RESULT_INIT;
+    int rc = store_multi_get(r->st, STORE_TABLE_UID, keys, *k, UID_FAM_ID, &res, eb);
+    size_t c = 0, left = 0; /* cells come in key order, at most one per name */
+    for (size_t j = 0; rc >= 0 && j < *k; j++) {
+        const oct_slice_t *nm = &names[todo[j]];
+        int found = 0;
+        for (; rc >= 0 && c < res.n && oct_slice_eq(res.cells[c].row, *nm); c++) {
+            oct_slice_t v = res.cells[c].value;
+            if (!oct_slice_eq(res.cells[c].qualifier, s->qual)) continue;
+            if (v.len != s->width)
+                rc = oct_err(eb, OCT_ECORRUPT,
+                             "Found id.length = %zu which is != %u required for '%s'", v.len,
+                             s->width, uid_kind_str(s));
+            else
+                ids[todo[j]] = codec_uid_decode(v.ptr, s->width);
+            found = 1;
+        }
+        if (!found)
+            todo[left++] = todo[j];
+        else if (rc >= 0)
+            uid__cache_fill(s, gen, nm->ptr, nm->len, ids[todo[j]]);
+    }
+    *k = left;
+    store_result_free(&res);
+    free(keys);
+    return rc < 0 ? rc : 0;
 }
 
 int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind, const oct_slice_t *names,
@@ -551,6 +600,7 @@ int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind, const o
     int locked = !rc;
     if (locked) pthread_mutex_lock(&s->batch_mu);
     for (int attempt = 0; !rc && attempt < UID_CAS_ATTEMPTS; attempt++) {
+        uint64_t gen = atomic_load(&s->inval_gen);
         /* What is unknown, in order of first appearance (the UIDs come out
          * as one-by-one assignment in put order would give them). The first
          * attempt trusts the cache, which batches of this registry fill
@@ -558,24 +608,16 @@ int uid_resolve_batch_deferred(uid_registry_t *r, codec_uid_kind_t kind, const o
          * absent, and if one is in the store after all, the next attempt
          * reads them all. */
         k = 0;
-        for (size_t i = 0; i < n && !rc; i++) {
-            if (dup[i] != i || uid_cache_get_id(s->cache, names[i].ptr, names[i].len, &ids[i]))
-                continue;
-            if (attempt == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (dup[i] == i && !uid_cache_get_id(s->cache, names[i].ptr, names[i].len, &ids[i]))
                 todo[k++] = i;
-                continue;
-            }
-            int f = uid_read_forward(r, s, names[i], &ids[i], eb);
-            if (f < 0) rc = f;
-            if (f == 0) todo[k++] = i;
-            if (f == 1) uid_cache_put(s->cache, names[i].ptr, names[i].len, ids[i]);
-        }
+        if (attempt > 0 && k > 0) rc = uid_read_forwards(r, s, gen, names, todo, &k, ids, eb);
         if (rc || k == 0) break;
         rc = uid_assign_batch(r, s, names, todo, k, ids, eb);
         if (rc == 0) {
             for (size_t j = 0; j < k; j++) {
                 const oct_slice_t *nm = &names[todo[j]];
-                uid_cache_put(s->cache, nm->ptr, nm->len, ids[todo[j]]);
+                uid__cache_fill(s, gen, nm->ptr, nm->len, ids[todo[j]]);
                 if (r->realtime_uid_meta) {
                     /* As OpenTSDB: a failed meta write does not undo the UID. */
                     oct_errbuf_t meb;
@@ -634,8 +676,10 @@ uint64_t uid_deferred_syncs(const uid_registry_t *r)
 
 void uid_set_change_hook(uid_registry_t *r, uid_change_fn fn, void *ctx)
 {
+    pthread_mutex_lock(&r->hook_mu);
     r->on_change = fn;
     r->on_change_ctx = ctx;
+    pthread_mutex_unlock(&r->hook_mu);
 }
 
 int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name, size_t old_len,
@@ -675,9 +719,7 @@ int uid_rename(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *old_name
         rc = store_cas(r->st, STORE_TABLE_UID, s->qual, checks, 2, ops, 3, STORE_SYNC, eb);
         if (rc == OCT_ECASFAIL) continue;
         if (rc) return rc;
-        uid_cache_remove_name(s->cache, old_name, old_len);
-        uid_cache_put(s->cache, new_name, new_len, id);
-        if (r->on_change) r->on_change(r->on_change_ctx, kind, id);
+        uid__changed(r, kind, id, on, nn, 0);
         return 0;
     }
     return oct_err(eb, OCT_EIO, "rename of '%.*s' kept racing with other writers", (int)old_len,
@@ -720,9 +762,7 @@ int uid_delete(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *name, si
                        reverse_is_ours ? 3 : 1, STORE_SYNC, eb);
         if (rc == OCT_ECASFAIL) continue;
         if (rc) return rc;
-        uid_cache_remove_name(s->cache, name, len);
-        if (reverse_is_ours) uid_cache_remove_id(s->cache, id);
-        if (r->on_change) r->on_change(r->on_change_ctx, kind, id);
+        uid__changed(r, kind, id, nm, oct_slice(NULL, 0), reverse_is_ours);
         return 0;
     }
     return oct_err(eb, OCT_EIO, "delete of '%.*s' kept racing with other writers", (int)len,
@@ -814,352 +854,4 @@ int uid_lost_assignment(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, o
     rc = uid_read_counter(r, s, &c, eb);
     if (rc < 0) return rc;
     return id > c;
-}
-
-/* ---- fsck ------------------------------------------------------------ */
-
-typedef struct {
-    const uint8_t *name;
-    size_t name_len;
-    const uint8_t *id; /* raw bytes as stored */
-    size_t id_len;
-} uid_pair_t;
-
-typedef struct {
-    uid_registry_t *r;
-    const uid_fsck_opts_t *opts;
-    uid_fsck_report_fn cb;
-    void *ctx;
-    uid_fsck_stats_t *st;
-    oct_errbuf_t *eb;
-    codec_uid_kind_t kind;
-} uid_fsck_t;
-
-static void uid_fsck_report(uid_fsck_t *f, uid_fsck_problem_t p, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void uid_fsck_report(uid_fsck_t *f, uid_fsck_problem_t p, const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    f->st->found[p]++;
-    f->st->errors++;
-    if (f->cb) f->cb(f->ctx, f->kind, p, msg);
-}
-
-static int uid_pair_cmp_name(const void *a, const void *b)
-{
-    const uid_pair_t *x = a, *y = b;
-    return oct_slice_cmp(oct_slice(x->name, x->name_len), oct_slice(y->name, y->name_len));
-}
-
-static int uid_pair_cmp_id(const void *a, const void *b)
-{
-    const uid_pair_t *x = a, *y = b;
-    int c = oct_slice_cmp(oct_slice(x->id, x->id_len), oct_slice(y->id, y->id_len));
-    return c ? c : uid_pair_cmp_name(a, b);
-}
-
-/* Binary search in v sorted by id (by_id) or by name; the first match. */
-static const uid_pair_t *uid_pairs_find(const uid_pair_t *v, size_t n, oct_slice_t key, int by_id)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        oct_slice_t k =
-            by_id ? oct_slice(v[mid].id, v[mid].id_len) : oct_slice(v[mid].name, v[mid].name_len);
-        if (oct_slice_cmp(k, key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == n) return NULL;
-    oct_slice_t k =
-        by_id ? oct_slice(v[lo].id, v[lo].id_len) : oct_slice(v[lo].name, v[lo].name_len);
-    return oct_slice_eq(k, key) ? &v[lo] : NULL;
-}
-
-static int uid_fsck_apply(uid_fsck_t *f, const store_op_t *ops, size_t n)
-{
-    int rc = store_write(f->r->st, STORE_TABLE_UID, ops, n, STORE_SYNC, f->eb);
-    if (rc == 0) f->st->fixed++;
-    return rc;
-}
-
-static char *uid_fsck_hex(const uint8_t *b, size_t n, char *out, size_t cap)
-{
-    size_t i;
-    for (i = 0; i < n && 2 * i + 2 < cap; i++)
-        snprintf(out + 2 * i, 3, "%02X", b[i]);
-    out[2 * i] = '\0';
-    return out;
-}
-
-/* Checks one kind's partition. */
-static int uid_fsck_kind(uid_fsck_t *f)
-{
-    uid_kind_state_t *s = &f->r->k[f->kind];
-    const uid_fsck_opts_t *o = f->opts;
-    store_result_t all = STORE_RESULT_INIT, row = STORE_RESULT_INIT;
-    store_scan_spec_t spec = {.part = s->qual};
-    store_scanner_t *sc;
-    int rc = store_scan_open(f->r->st, STORE_TABLE_UID, &spec, &sc, f->eb);
-    if (rc) return rc;
-    while ((rc = store_scan_next(sc, &row, f->eb)) == 1)
-        for (size_t i = 0; i < row.n; i++) {
-            store_cell_t *c = &row.cells[i];
-            store_result_add(&all, c->row, c->family, c->qualifier, c->value);
-        }
-    store_scan_close(sc);
-    store_result_free(&row);
-    if (rc < 0) goto out;
-
-    uid_pair_t *fwd = xcalloc(all.n + 1, sizeof *fwd), *rev = xcalloc(all.n + 1, sizeof *rev);
-    size_t nf = 0, nr = 0;
-    int have_counter = 0, counter_ok = 0;
-    uint64_t counter = 0, max_found = 0;
-    char hx[64], hx2[64];
-    for (size_t i = 0; i < all.n; i++) {
-        store_cell_t *c = &all.cells[i];
-        f->st->cells++;
-        int is_id = oct_slice_eq(c->family, UID_FAM_ID);
-        int is_name = oct_slice_eq(c->family, UID_FAM_NAME);
-        if (is_name && oct_slice_eq(c->qualifier, s->meta_qual)) continue; /* UIDMeta */
-        if ((!is_id && !is_name) || !oct_slice_eq(c->qualifier, s->qual)) {
-            uid_fsck_report(f, UID_FSCK_UNKNOWN_QUALIFIER, "Unknown cell %.*s:%.*s in row %s",
-                            (int)c->family.len, (const char *)c->family.ptr, (int)c->qualifier.len,
-                            (const char *)c->qualifier.ptr,
-                            uid_fsck_hex(c->row.ptr, c->row.len, hx, sizeof hx));
-            if (o->fix && o->delete_unknown) {
-                store_op_t op = {
-                    STORE_OP_DELETE_CELL, s->qual, {c->row, c->family, c->qualifier, {0}}};
-                if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free;
-            }
-            continue;
-        }
-        if (is_id && oct_slice_eq(c->row, UID_COUNTER_ROW)) {
-            have_counter = 1;
-            if (c->value.len != 8) {
-                uid_fsck_report(f, UID_FSCK_BAD_COUNTER,
-                                "Invalid maximum ID for %s: should be on 8 bytes, found %zu",
-                                uid_kind_str(s), c->value.len);
-            } else {
-                counter_ok = 1;
-                int64_t v = (int64_t)oct_get_be64(c->value.ptr);
-                counter = v < 0 ? 0 : (uint64_t)v;
-            }
-            continue;
-        }
-        oct_slice_t id = is_id ? c->value : c->row;
-        oct_slice_t name = is_id ? c->row : c->value;
-        if (id.len != s->width) {
-            uid_fsck_report(f, UID_FSCK_BAD_WIDTH,
-                            "Invalid %s ID of length %zu (expected: %u) "
-                            "for name %.*s",
-                            uid_kind_str(s), id.len, s->width, (int)name.len,
-                            (const char *)name.ptr);
-            continue;
-        }
-        uint64_t v = codec_uid_decode(id.ptr, s->width);
-        if (v > max_found) max_found = v;
-        uid_pair_t p = {name.ptr, name.len, id.ptr, id.len};
-        if (is_id)
-            fwd[nf++] = p;
-        else
-            rev[nr++] = p;
-    }
-    /* fwd is in name order (scan order); a copy in id order finds UIDs that
-     * several names claim. rev sorted by id answers "what does id say". */
-    uid_pair_t *fwd_by_id = xmemdup(fwd, (nf + 1) * sizeof *fwd);
-    qsort(fwd_by_id, nf, sizeof *fwd_by_id, uid_pair_cmp_id);
-    qsort(rev, nr, sizeof *rev, uid_pair_cmp_id);
-
-    for (size_t i = 0; i < nf; i++) {
-        const uid_pair_t *p = &fwd_by_id[i];
-        oct_slice_t id = oct_slice(p->id, p->id_len);
-        size_t j = i + 1;
-        while (j < nf && oct_slice_eq(oct_slice(fwd_by_id[j].id, fwd_by_id[j].id_len), id))
-            j++;
-        if (j - i > 1) { /* several names on one UID */
-            oct_strbuf_t names = OCT_STRBUF_INIT, fixed = OCT_STRBUF_INIT;
-            oct_strbuf_puts(&fixed, "fsck");
-            for (size_t k = i; k < j; k++) {
-                oct_strbuf_printf(&names, "%s%.*s", k > i ? ", " : "", (int)fwd_by_id[k].name_len,
-                                  (const char *)fwd_by_id[k].name);
-                oct_strbuf_printf(&fixed, ".%.*s", (int)fwd_by_id[k].name_len,
-                                  (const char *)fwd_by_id[k].name);
-            }
-            uid_fsck_report(f, UID_FSCK_DUPLICATE_UID, "UID %s of %s is claimed by %zu names: %s",
-                            uid_fsck_hex(p->id, p->id_len, hx, sizeof hx), uid_kind_str(s), j - i,
-                            oct_strbuf_cstr(&names));
-            if (o->fix) {
-                /* Their data is a mix of all the names: keep it reachable
-                 * under a new name and free the names for clean series. */
-                size_t nops = 0;
-                store_op_t *ops = xcalloc(j - i + 2, sizeof *ops);
-                for (size_t k = i; k < j; k++)
-                    ops[nops++] = (store_op_t){STORE_OP_DELETE_CELL,
-                                               s->qual,
-                                               {oct_slice(fwd_by_id[k].name, fwd_by_id[k].name_len),
-                                                UID_FAM_ID,
-                                                s->qual,
-                                                {0}}};
-                oct_slice_t fn = oct_slice(fixed.ptr, fixed.len);
-                ops[nops++] = (store_op_t){STORE_OP_PUT, s->qual, {fn, UID_FAM_ID, s->qual, id}};
-                ops[nops++] = (store_op_t){STORE_OP_PUT, s->qual, {id, UID_FAM_NAME, s->qual, fn}};
-                rc = uid_fsck_apply(f, ops, nops);
-                free(ops);
-            }
-            oct_strbuf_free(&names);
-            oct_strbuf_free(&fixed);
-            if (rc) goto out_free2;
-            i = j - 1;
-            continue;
-        }
-        const uid_pair_t *rv = uid_pairs_find(rev, nr, id, 1);
-        int mismatch =
-            rv && !oct_slice_eq(oct_slice(rv->name, rv->name_len), oct_slice(p->name, p->name_len));
-        if (!rv || mismatch) {
-            if (!rv)
-                uid_fsck_report(f, UID_FSCK_FORWARD_NO_REVERSE,
-                                "Forward %s mapping is missing reverse mapping: %.*s -> %s",
-                                uid_kind_str(s), (int)p->name_len, (const char *)p->name,
-                                uid_fsck_hex(p->id, p->id_len, hx, sizeof hx));
-            else
-                uid_fsck_report(f, UID_FSCK_REVERSE_MISMATCH,
-                                "Forward %s mapping %.*s -> %s is different than reverse "
-                                "mapping: %s -> %.*s",
-                                uid_kind_str(s), (int)p->name_len, (const char *)p->name,
-                                uid_fsck_hex(p->id, p->id_len, hx, sizeof hx),
-                                uid_fsck_hex(p->id, p->id_len, hx2, sizeof hx2), (int)rv->name_len,
-                                (const char *)rv->name);
-            if (o->fix) {
-                store_op_t op = {STORE_OP_PUT,
-                                 s->qual,
-                                 {id, UID_FAM_NAME, s->qual, oct_slice(p->name, p->name_len)}};
-                if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free2;
-            }
-        }
-    }
-    for (size_t i = 0; i < nr; i++) {
-        const uid_pair_t *p = &rev[i];
-        oct_slice_t name = oct_slice(p->name, p->name_len);
-        const uid_pair_t *fw = uid_pairs_find(fwd, nf, name, 0);
-        if (fw && oct_slice_eq(oct_slice(fw->id, fw->id_len), oct_slice(p->id, p->id_len)))
-            continue;
-        /* The forward side of the mismatch case was repaired above when the
-         * UID's own forward name exists; what remains is a reverse cell that
-         * no forward cell agrees with. */
-        if (uid_pairs_find(fwd_by_id, nf, oct_slice(p->id, p->id_len), 1)) continue;
-        uid_fsck_report(f, UID_FSCK_REVERSE_NO_FORWARD,
-                        "Reverse %s mapping is missing forward mapping: %.*s -> %s",
-                        uid_kind_str(s), (int)p->name_len, (const char *)p->name,
-                        uid_fsck_hex(p->id, p->id_len, hx, sizeof hx));
-        if (o->fix) {
-            oct_slice_t id = oct_slice(p->id, p->id_len);
-            store_op_t ops[2] = {
-                {STORE_OP_DELETE_CELL, s->qual, {id, UID_FAM_NAME, s->qual, {0}}},
-                {STORE_OP_DELETE_CELL, s->qual, {id, UID_FAM_NAME, s->meta_qual, {0}}},
-            };
-            if ((rc = uid_fsck_apply(f, ops, 2))) goto out_free2;
-        }
-    }
-    if ((have_counter && !counter_ok) || counter < max_found) {
-        if (counter_ok || !have_counter)
-            uid_fsck_report(f, UID_FSCK_COUNTER_BEHIND,
-                            "We found an ID of %llu for %s but the max ID is only %llu! Future "
-                            "IDs may be double-assigned!",
-                            (unsigned long long)max_found, uid_kind_str(s),
-                            (unsigned long long)counter);
-        if (o->fix) {
-            uint8_t b[8];
-            oct_put_be64(b, max_found);
-            store_op_t op = {
-                STORE_OP_PUT, s->qual, {UID_COUNTER_ROW, UID_FAM_ID, s->qual, oct_slice(b, 8)}};
-            if ((rc = uid_fsck_apply(f, &op, 1))) goto out_free2;
-        }
-    }
-    rc = 0;
-out_free2:
-    free(fwd_by_id);
-out_free:
-    free(fwd);
-    free(rev);
-out:
-    store_result_free(&all);
-    return rc;
-}
-
-typedef struct {
-    uid_fsck_t *f;
-    int rc;
-} uid_fsck_parts_t;
-
-/* Cells in partitions that are no UID kind are unknown to OpenTSDB's layout. */
-static int uid_fsck_foreign_part(void *ctx, oct_slice_t part)
-{
-    uid_fsck_parts_t *fp = ctx;
-    uid_fsck_t *f = fp->f;
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++)
-        if (oct_slice_eq(part, f->r->k[k].qual)) return 0;
-    store_scan_spec_t spec = {.part = part};
-    store_scanner_t *sc = NULL;
-    store_result_t row = STORE_RESULT_INIT;
-    int rc = store_scan_open(f->r->st, STORE_TABLE_UID, &spec, &sc, f->eb);
-    char hx[64];
-    while (rc == 0 && (rc = store_scan_next(sc, &row, f->eb)) == 1) {
-        for (size_t i = 0; i < row.n; i++) {
-            store_cell_t *c = &row.cells[i];
-            f->st->cells++;
-            uid_fsck_report(f, UID_FSCK_UNKNOWN_QUALIFIER, "Unknown cell %.*s:%.*s in row %s",
-                            (int)c->family.len, (const char *)c->family.ptr, (int)c->qualifier.len,
-                            (const char *)c->qualifier.ptr,
-                            uid_fsck_hex(c->row.ptr, c->row.len, hx, sizeof hx));
-            if (f->opts->fix && f->opts->delete_unknown) {
-                store_op_t op = {
-                    STORE_OP_DELETE_CELL, part, {c->row, c->family, c->qualifier, {0}}};
-                if ((rc = uid_fsck_apply(f, &op, 1))) break;
-            }
-        }
-        if (rc < 0) break;
-        rc = 0;
-    }
-    if (rc == 1) rc = 0;
-    if (sc) store_scan_close(sc);
-    store_result_free(&row);
-    fp->rc = rc;
-    return rc ? 1 : 0;
-}
-
-int uid_fsck(uid_registry_t *r, const uid_fsck_opts_t *opts, uid_fsck_report_fn cb, void *ctx,
-             uid_fsck_stats_t *stats, oct_errbuf_t *eb)
-{
-    memset(stats, 0, sizeof *stats);
-    uid_fsck_t f = {r, opts, cb, ctx, stats, eb, CODEC_UID_METRIC};
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
-        f.kind = (codec_uid_kind_t)k;
-        int rc = uid_fsck_kind(&f);
-        if (rc) return rc;
-    }
-    f.kind = CODEC_UID_N_KINDS;
-    uid_fsck_parts_t fp = {&f, 0};
-    int rc = store_part_list(r->st, STORE_TABLE_UID, oct_slice(NULL, 0), oct_slice(NULL, 0),
-                             uid_fsck_foreign_part, &fp, eb);
-    if (fp.rc) return fp.rc;
-    if (rc < 0) return rc;
-    if (opts->fix && stats->fixed) uid_drop_caches(r);
-    return 0;
-}
-
-const char *uid_fsck_problem_name(uid_fsck_problem_t p)
-{
-    static const char *const names[UID_FSCK_PROBLEM_COUNT] = {
-        "bad counter",      "bad UID width",          "forward without reverse",
-        "reverse mismatch", "UID with several names", "reverse without forward",
-        "counter behind",   "unknown cell",
-    };
-    return (unsigned)p < UID_FSCK_PROBLEM_COUNT ? names[p] : "?";
 }

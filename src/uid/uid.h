@@ -22,6 +22,12 @@
  *
  * Caching: lookups go through a lock-free two-way cache per kind; a miss
  * reads the store and fills the cache. Readers never block each other.
+ * Several registries on one data set (TSDs sharing a RADOS namespace) keep
+ * their caches coherent through the store's change channel (uid_watch.c,
+ * docs/format/uid.md section 6): a rename or delete returns once every
+ * other registry has dropped the old mapping (or after
+ * STORE_NOTIFY_TIMEOUT_MS, for one that does not answer). There is no
+ * negative cache: a name assigned elsewhere is found in the store.
  *
  * Threads: every function may be called from any number of threads at once.
  * Errors: OCT_ENOSUCHNAME / OCT_ENOSUCHID with OpenTSDB's message
@@ -57,7 +63,9 @@ typedef struct {
 void uid_options_default(uid_options_t *o);
 
 /* Creates a registry over an open store. The store is borrowed and must
- * outlive the registry; opts are copied. */
+ * outlive the registry; opts are copied. Watches the store's change channel
+ * on the three kinds' partitions (a failure fails the open, except on a
+ * read-only store, which then just does not hear other registries). */
 OCT_MUST_CHECK int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **out,
                                      oct_errbuf_t *eb);
 void uid_registry_close(uid_registry_t *r);
@@ -127,12 +135,18 @@ OCT_MUST_CHECK int uid_sync_deferred(uid_registry_t *r, oct_errbuf_t *eb);
 /* How many store syncs uid_sync_deferred has made since the registry opened. */
 uint64_t uid_deferred_syncs(const uid_registry_t *r);
 
-/* Called after a rename or delete took effect (store and cache), on the
- * thread that made it, with the UID whose name changed or went: lets the
- * write path drop what it keyed by the old name (tsdb's series map). */
+/* Called after a rename or delete took effect (store and cache) with the
+ * UID whose name changed or went: lets the write path drop what it keyed by
+ * the old name (tsdb's series map). A change made through this registry
+ * calls it on the thread that made it; one made through another registry on
+ * the same data set (another TSD on the RADOS namespace) calls it on the
+ * store's notification thread, before that registry's rename or delete
+ * returns (store.h, "Change notification"). id 0 (never assigned) means
+ * "any UID of the kind": notifications may have been lost. The hook must
+ * not call the store. Calls are serialised. */
 typedef void (*uid_change_fn)(void *ctx, codec_uid_kind_t kind, uint64_t id);
-/* Sets (fn NULL: clears) the hook. Not thread-safe: set it before the
- * registry is shared (at open) and clear it after the last user (at close). */
+/* Sets (fn NULL: clears) the hook; once it returns, the old hook is not
+ * running and will not be called again. */
 void uid_set_change_hook(uid_registry_t *r, uid_change_fn fn, void *ctx);
 
 /* Renames old to new: every series follows (they hold the UID), the old name

@@ -10,7 +10,6 @@
 #include "uid/uid_int.h"
 
 static const char *const uid_meta_type_names[CODEC_UID_N_KINDS] = {"METRIC", "TAGK", "TAGV"};
-static const oct_slice_t UID_FAM_NAME = {(const uint8_t *)"name", 4};
 
 /* The cell's coordinates: partition, row (idb, filled here), qualifier. */
 static oct_slice_t meta_row(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, uint8_t *idb)

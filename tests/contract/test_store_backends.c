@@ -27,7 +27,9 @@ static void registry_lists_rocksdb(void **state)
     const store_methods_t *r = store_backend_find("rocksdb");
     assert_non_null(r);
     assert_string_equal(r->name, "rocksdb");
-    assert_int_equal(r->version, 1);
+    assert_int_equal(r->version, 2);
+    /* one process per data dir: store.c's in-process notification */
+    assert_null(r->watch);
     int listed = 0;
     for (size_t i = 0; i < n; i++) {
         const store_methods_t *m = store_backend_at(i);
@@ -55,6 +57,11 @@ static void registry_lists_rocksdb(void **state)
         assert_non_null(m->sync);
         assert_non_null(m->disk_usage);
         assert_non_null(m->compact);
+        /* version 2: watch, unwatch and notify, all or none */
+        if (m->version >= 2) {
+            assert_int_equal(!m->watch, !m->unwatch);
+            assert_int_equal(!m->watch, !m->notify);
+        }
     }
     assert_int_equal(listed, 1);
     /* unset or empty tsd.storage.backend means rocksdb; names are exact */

@@ -4,7 +4,10 @@
  * after it the name is unknown, a put with it (auto-create on) gets a new
  * UID -- the counter never goes back -- and a new series, while the old
  * series keeps exactly its old points. UIDs are counted by hand (widths 3,
- * counters from 1 in order of first use); points are read back by TSUID. */
+ * counters from 1 in order of first use); points are read back by TSUID.
+ * And a lost change notification (another TSD's rename that never arrived,
+ * as after a RADOS watch was lost): what the write path keyed by name is
+ * dropped when the registry is told notifications were lost. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +19,9 @@
 #include <string.h>
 
 #include "tsdb_fixture.h"
+#include "store/store.h"
 #include "tsdb/read.h"
+#include "tsdb/tsdb_int.h"
 #include "tsdb/write.h"
 #include "uid/uid.h"
 
@@ -123,12 +128,45 @@ static void rename_tagk_batch(void **state)
     assert_int_equal(st.series, 2);
 }
 
+/* A rename made in the store behind the registry's back (another TSD whose
+ * notification was lost): the write path keeps using the old name until the
+ * registry hears that notifications were lost -- here an unreadable message,
+ * which the registry treats as a lost watch -- and then forgets every name
+ * of the kind: the new name finds the series, the old one is new. */
+static void lost_notification_forgets_every_name(void **state)
+{
+    (void)state;
+    put("m.l", "host", "a", 0, 1); /* m.l=1 host=1 a=1 */
+    store_t *st = tsdb_store(g_fx->db);
+    oct_errbuf_t eb;
+    static const uint8_t id1[3] = {0, 0, 1};
+    oct_slice_t part = oct_slice_str("tagv"), id = oct_slice(id1, 3);
+    store_op_t ops[3] = {
+        {STORE_OP_PUT, part, {oct_slice_str("z"), oct_slice_str("id"), part, id}},
+        {STORE_OP_DELETE_CELL, part, {oct_slice_str("a"), oct_slice_str("id"), part, {0}}},
+        {STORE_OP_PUT, part, {id, oct_slice_str("name"), part, oct_slice_str("z")}},
+    };
+    assert_int_equal(store_write(st, STORE_TABLE_UID, ops, 3, 0, &eb), 0);
+    put("m.l", "host", "a", 5, 2); /* stale, as expected without a notification */
+    static const uint8_t unknown_version[24] = {0x02, 2, 1};
+    assert_int_equal(store_notify(st, STORE_TABLE_UID, part, oct_slice(unknown_version, 24), &eb),
+                     0);
+    put("m.l", "host", "z", 10, 4); /* z is tag value 1: the same series */
+    put("m.l", "host", "a", 15, 8); /* a is unknown now: a new tag value (2), a new series */
+    static const int64_t old[][2] = {{0, 1}, {5, 2}, {10, 4}}, neu[][2] = {{15, 8}};
+    expect_points("000001000001000001", old, 3);
+    expect_points("000001000001000002", neu, 1);
+    assert_int_equal(tsdb_fx_uid(CODEC_UID_TAGV, "a"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(delete_metric, setup, tsdb_fx_teardown),
         cmocka_unit_test_setup_teardown(delete_tagv, setup, tsdb_fx_teardown),
         cmocka_unit_test_setup_teardown(rename_tagk_batch, setup, tsdb_fx_teardown),
+        cmocka_unit_test_setup_teardown(lost_notification_forgets_every_name, setup,
+                                        tsdb_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
