@@ -154,7 +154,6 @@ async function run(st) {
     showError('');
     setResults(r);
     remember(formatFragment({ ...st, view: 'chart', page: 'graph' }));
-    ui.sent = ms;
     if (st.view === 'chart') chart.draw(r, st, seriesAxes(st, r));
     showView();
     const points = r.reduce((n, s) => n + s.dps.length, 0);
@@ -252,23 +251,16 @@ matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => char
 applyTheme(localStorage.getItem('octsdb.theme') || 'auto');
 
 async function init() {
-  let aggs = ['sum', 'avg', 'min', 'max', 'count'];
-  try {
-    aggs = await api.aggregators();
-  } catch (e) {
-    showError(e.message);
-  }
   // octsdb's own version; `version` is the OpenTSDB release the API is compatible with.
   api.version().then(v => {
     const mine = v.octsdb_version || v.version;
     $('version').textContent = mine ? `v${mine}` : '';
   }, () => {});
-  let filterNames = [];
-  try {
-    filterNames = Object.keys(await api.filters()).sort();
-  } catch (e) {
-    showError(e.message);
-  }
+  // what the form offers: the TSD's aggregators and filter types
+  const [aggs, filterNames] = await Promise.all([
+    api.aggregators().catch(e => { showError(e.message); return ['sum', 'avg', 'min', 'max', 'count']; }),
+    api.filters().then(f => Object.keys(f).sort(), e => { showError(e.message); return []; }),
+  ]);
   form = new QueryForm($('form'), aggs, filterNames);
   // every change goes through the fragment; unknown keys ride along, and
   // an old link's key= is kept unless another position was chosen
