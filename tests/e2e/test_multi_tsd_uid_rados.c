@@ -40,7 +40,7 @@
 
 #include "testutil.h"
 #include "api_client.h"
-#include "common/clock.h"
+#include "rados_test.h"
 
 #define N_TSD     3
 #define N_METRICS 10
@@ -67,8 +67,9 @@ static void write_conf(cluster_t *c, const char *tag)
     char line[4096];
     while (fgets(line, sizeof line, in))
         fputs(line, out);
-    fprintf(out, "\ntsd.storage.rados.namespace = %s-%d-%lld\n", tag, (int)getpid(),
-            (long long)oct_clock_wall_ms());
+    char ns[64];
+    rt_namespace(tag, ns, sizeof ns);
+    fprintf(out, "\ntsd.storage.rados.namespace = %s\n", ns);
     fclose(in);
     fclose(out);
 }
@@ -396,11 +397,7 @@ static void rename_and_delete_reach_the_other_tsds(void **state)
 
 int main(void)
 {
-    cfg_path = getenv("OCTSDB_TEST_STORE_RADOS");
-    if (!cfg_path || !*cfg_path) {
-        printf("[  SKIPPED ] OCTSDB_TEST_STORE_RADOS is not set (needs a Ceph cluster)\n");
-        return 77;
-    }
+    cfg_path = rt_cfg_path_or_skip();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rename_and_delete_reach_the_other_tsds),
         cmocka_unit_test(same_names_at_once_get_one_uid_each),

@@ -19,9 +19,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "common/clock.h"
-#include "common/config.h"
-#include "store/store.h"
+#include "rados_test.h"
 #include "uid/uid.h"
 
 #define S(x) (const uint8_t *)(x), strlen(x)
@@ -57,22 +55,15 @@ static int setup(void **state)
 {
     pair_t *p = calloc(1, sizeof *p);
     oct_errbuf_t eb;
-    p->cfg = oct_config_new();
-    if (oct_config_load_file(p->cfg, cfg_path, &eb)) fail_msg("%s: %s", cfg_path, eb.msg);
     char ns[64];
-    snprintf(ns, sizeof ns, "uidw-%d-%lld", (int)getpid(), (long long)oct_clock_wall_ms());
-    if (oct_config_set(p->cfg, "tsd.storage.rados.namespace", ns, &eb)) fail_msg("%s", eb.msg);
+    rt_namespace("uidw", ns, sizeof ns);
+    p->cfg = rt_config(cfg_path, ns);
     uid_options_t uo;
     uid_options_default(&uo);
     uo.auto_create[CODEC_UID_METRIC] = 1;
     for (int i = 0; i < 2; i++) {
         p->dir[i] = tu_tempdir();
-        store_options_t o;
-        memset(&o, 0, sizeof o);
-        o.dir = p->dir[i];
-        o.backend = "rados";
-        o.cfg = p->cfg;
-        if (store_open(&o, &p->st[i], &eb)) fail_msg("store_open: %s", eb.msg);
+        p->st[i] = rt_open(p->dir[i], p->cfg, 0);
         if (uid_registry_open(p->st[i], &uo, &p->r[i], &eb)) fail_msg("registry: %s", eb.msg);
     }
     pthread_mutex_init(&p->hook.mu, NULL);
@@ -189,11 +180,7 @@ static void unreadable_message_forgets_the_kind(void **state)
 
 int main(void)
 {
-    cfg_path = getenv("OCTSDB_TEST_STORE_RADOS");
-    if (!cfg_path || !*cfg_path) {
-        printf("[  SKIPPED ] OCTSDB_TEST_STORE_RADOS is not set (needs a Ceph cluster)\n");
-        return 77;
-    }
+    cfg_path = rt_cfg_path_or_skip();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(rename_and_delete_reach_the_other_registry, setup,
                                         teardown),

@@ -19,9 +19,7 @@
 #include <time.h>
 
 #include "testutil.h"
-#include "common/clock.h"
-#include "common/config.h"
-#include "store/store.h"
+#include "rados_test.h"
 #include "store/store_rados_int.h"
 
 #define STR(s) oct_slice_str(s)
@@ -62,33 +60,16 @@ typedef struct {
     oct_config_t *cfg;
 } two_t;
 
-static store_t *open_on(two_t *t, int i, const char *ns, int read_only)
-{
-    oct_errbuf_t eb;
-    if (ns && oct_config_set(t->cfg, "tsd.storage.rados.namespace", ns, &eb))
-        fail_msg("%s", eb.msg);
-    store_options_t o;
-    memset(&o, 0, sizeof o);
-    o.dir = t->dir[i];
-    o.backend = "rados";
-    o.cfg = t->cfg;
-    o.read_only = read_only;
-    if (store_open(&o, &t->st[i], &eb)) fail_msg("store_open %s: %s", t->dir[i], eb.msg);
-    return t->st[i];
-}
-
 static int setup(void **state)
 {
     two_t *t = calloc(1, sizeof *t);
-    oct_errbuf_t eb;
-    t->cfg = oct_config_new();
-    if (oct_config_load_file(t->cfg, cfg_path, &eb)) fail_msg("%s: %s", cfg_path, eb.msg);
     char ns[64];
-    snprintf(ns, sizeof ns, "watch-%d-%ld", (int)getpid(), (long)oct_clock_wall_ms());
+    rt_namespace("watch", ns, sizeof ns);
+    t->cfg = rt_config(cfg_path, ns);
     for (int i = 0; i < 3; i++)
         t->dir[i] = tu_tempdir();
-    open_on(t, 0, ns, 0);
-    open_on(t, 1, ns, 0);
+    t->st[0] = rt_open(t->dir[0], t->cfg, 0);
+    t->st[1] = rt_open(t->dir[1], t->cfg, 0);
     *state = t;
     return 0;
 }
@@ -149,7 +130,7 @@ static void read_only_store_watches(void **state)
     assert_int_equal(store_watch(t->st[0], STORE_TABLE_UID, STR("tagk"), on_msg, &a, &wa, &eb), 0);
     store_close(t->st[1]);
     t->st[1] = NULL;
-    store_t *ro = open_on(t, 1, NULL, 1);
+    store_t *ro = t->st[1] = rt_open(t->dir[1], t->cfg, 1);
     assert_int_equal(store_watch(ro, STORE_TABLE_UID, STR("tagk"), on_msg, &r, &wr, &eb), 0);
     assert_int_equal(store_notify(t->st[0], STORE_TABLE_UID, STR("tagk"), STR("ro"), &eb), 0);
     assert_string_equal(r.last, "ro");
@@ -192,11 +173,7 @@ static void lost_watch_is_registered_again_and_reported(void **state)
 
 int main(void)
 {
-    cfg_path = getenv("OCTSDB_TEST_STORE_RADOS");
-    if (!cfg_path || !*cfg_path) {
-        printf("[  SKIPPED ] OCTSDB_TEST_STORE_RADOS is not set (needs a Ceph cluster)\n");
-        return 77;
-    }
+    cfg_path = rt_cfg_path_or_skip();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(notify_reaches_the_other_store_before_it_returns, setup,
                                         teardown),
