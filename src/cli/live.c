@@ -269,8 +269,11 @@ static int live_read_response(cli_live_t *l, oct_strbuf_t *resp, int *keep)
         }
     }
     size_t hlen = (size_t)(hend - in.ptr) + 4;
-    int code = 0;
-    if (sscanf(in.ptr, "HTTP/1.%*d %d", &code) != 1) goto out;
+    if (strncmp(in.ptr, "HTTP/1.", 7) || !in.ptr[7] || in.ptr[8] != ' ') goto out;
+    char *cend;
+    long code_l = strtol(in.ptr + 9, &cend, 10);
+    if (cend == in.ptr + 9 || code_l < 100 || code_l > 999) goto out;
+    int code = (int)code_l;
     long long clen = -1;
     int chunked = 0;
     *keep = 1;

@@ -126,7 +126,7 @@ static int tsd_addr_publish(const oct_config_t *cfg, const listener_t *l, const 
     struct stat sb;
     if (!dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
     tsd_addr_t a = {.pid = (long)getpid()};
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0};
     socklen_t sl = sizeof ss;
     if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) != 0) return 0;
     a.port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
