@@ -13,13 +13,18 @@
  * The HTTP client is the smallest that fits: one keep-alive connection,
  * requests with a Content-Length body, responses with Content-Length,
  * chunked or close-delimited bodies; one retry on a fresh connection when a
- * reused one turns out closed. Plain HTTP only: a TSD that requires TLS is
- * a clear error (docs/cli-live.md). Credentials, when the TSD's record says
+ * reused one turns out closed. A TSD that takes only TLS is reached over
+ * TLS (OpenSSL) with the certificate it presents, tsd.network.tls.certificate
+ * of the command's configuration, as the one trust anchor (docs/cli-live.md).
+ * Credentials, when the TSD's record says
  * auth=on: $OCTSDB_CREDENTIALS or tsd.core.authentication.client, written
  * as a credentials-file line without the digest: "token <secret>" or
  * "basic <user> <password>". */
 #include <errno.h>
 #include <netdb.h>
+#include <signal.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +43,30 @@ struct cli_live {
     char auth[1024]; /* "Authorization: ...\r\n" or "" */
     int fd;          /* the keep-alive connection, -1 if none */
     char port_s[16];
+    SSL_CTX *tls; /* the TSD takes only TLS; NULL for plain HTTP */
+    SSL *ssl;     /* on fd */
 };
+
+/* A client context that trusts exactly the TSD's certificate file: with it
+ * as the trust anchor (a partial chain is accepted), the TSD is whoever
+ * holds that certificate's key, whatever name the certificate carries. */
+static SSL_CTX *live_tls_ctx(const char *cert, char *why, size_t cap)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) {
+        snprintf(why, cap, "cannot create a TLS context");
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (SSL_CTX_load_verify_locations(ctx, cert, NULL) != 1) {
+        snprintf(why, cap, "cannot read the certificate %s", cert);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    X509_STORE_set_flags(SSL_CTX_get_cert_store(ctx), X509_V_FLAG_PARTIAL_CHAIN);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return ctx;
+}
 
 static void live_b64(const unsigned char *in, size_t n, char *out)
 {
@@ -94,14 +122,21 @@ int cli_live_find(const char *cmd, const oct_config_t *cfg, cli_live_t **out)
         nanosleep(&ts, NULL);
     }
     if (rc != 0 || !tsd_addr_alive(&a)) return 1;
+    SSL_CTX *tls = NULL;
     if (a.https) {
-        fprintf(stderr,
-                "octsdb %s: data dir held by the running TSD (pid %ld at %s:%d), which takes "
-                "only TLS; commands cannot work through it yet (docs/cli-live.md)\n",
-                cmd, a.pid, a.host, a.port);
-        return CLI_EXIT_STORAGE;
+        const char *cert = oct_config_get(cfg, "tsd.network.tls.certificate");
+        char why[600] = "tsd.network.tls.certificate is not set";
+        if (!cert || !cert[0] || !(tls = live_tls_ctx(cert, why, sizeof why))) {
+            fprintf(stderr,
+                    "octsdb %s: data dir held by the running TSD (pid %ld at %s:%d), which takes "
+                    "only TLS: %s (the certificate it presents is the trust anchor)\n",
+                    cmd, a.pid, a.host, a.port, why);
+            return CLI_EXIT_STORAGE;
+        }
     }
+    if (tls) signal(SIGPIPE, SIG_IGN); /* OpenSSL writes with write(2): a closed peer is EPIPE */
     cli_live_t *l = xcalloc(1, sizeof *l);
+    l->tls = tls;
     l->addr = a;
     l->fd = -1;
     snprintf(l->port_s, sizeof l->port_s, "%d", a.port);
@@ -114,7 +149,7 @@ int cli_live_find(const char *cmd, const oct_config_t *cfg, cli_live_t **out)
                     "credentials: set OCTSDB_CREDENTIALS or tsd.core.authentication.client to "
                     "\"token <secret>\" or \"basic <user> <password>\"\n",
                     cmd, a.pid, a.host, a.port);
-            free(l);
+            cli_live_close(l);
             return CLI_EXIT_STORAGE;
         }
     }
@@ -126,10 +161,19 @@ int cli_live_find(const char *cmd, const oct_config_t *cfg, cli_live_t **out)
     return 0;
 }
 
+static void live_disconnect(cli_live_t *l)
+{
+    if (l->ssl) SSL_free(l->ssl);
+    l->ssl = NULL;
+    if (l->fd >= 0) close(l->fd);
+    l->fd = -1;
+}
+
 void cli_live_close(cli_live_t *l)
 {
     if (!l) return;
-    if (l->fd >= 0) close(l->fd);
+    live_disconnect(l);
+    if (l->tls) SSL_CTX_free(l->tls);
     free(l);
 }
 
@@ -158,13 +202,30 @@ static int live_connect(cli_live_t *l, oct_errbuf_t *eb)
     if (l->fd < 0)
         return oct_err(eb, OCT_EIO, "cannot reach the TSD at %s:%d: %s", host, l->addr.port,
                        strerror(err));
+    if (l->tls) {
+        l->ssl = SSL_new(l->tls);
+        if (!l->ssl || SSL_set_fd(l->ssl, l->fd) != 1 || SSL_connect(l->ssl) != 1) {
+            long v = l->ssl ? SSL_get_verify_result(l->ssl) : X509_V_OK;
+            live_disconnect(l);
+            return oct_err(eb, OCT_EIO, "TLS with the TSD at %s:%d failed%s%s", host, l->addr.port,
+                           v != X509_V_OK ? ": " : "",
+                           v != X509_V_OK ? X509_verify_cert_error_string(v) : "");
+        }
+    }
     return 0;
 }
 
-static int live_send(int fd, const char *p, size_t n)
+static int live_send(cli_live_t *l, const char *p, size_t n)
 {
     while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (l->ssl) {
+            int w = SSL_write(l->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
+            if (w <= 0) return -1;
+            p += w;
+            n -= (size_t)w;
+            continue;
+        }
+        ssize_t w = send(l->fd, p, n, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return -1;
         p += w;
@@ -174,11 +235,16 @@ static int live_send(int fd, const char *p, size_t n)
 }
 
 /* Reads more into in (growing it); returns bytes read, 0 at EOF, -1 error. */
-static ssize_t live_fill(int fd, oct_strbuf_t *in)
+static ssize_t live_fill(cli_live_t *l, oct_strbuf_t *in)
 {
     char buf[65536];
+    if (l->ssl) {
+        int r = SSL_read(l->ssl, buf, (int)sizeof buf);
+        if (r > 0) oct_strbuf_append(in, buf, (size_t)r);
+        return r > 0 ? r : SSL_get_error(l->ssl, r) == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+    }
     for (;;) {
-        ssize_t r = recv(fd, buf, sizeof buf, 0);
+        ssize_t r = recv(l->fd, buf, sizeof buf, 0);
         if (r < 0 && errno == EINTR) continue;
         if (r > 0) oct_strbuf_append(in, buf, (size_t)r);
         return r;
@@ -196,15 +262,18 @@ static int live_read_response(cli_live_t *l, oct_strbuf_t *resp, int *keep)
     for (;;) {
         hend = in.len ? strstr(in.ptr, "\r\n\r\n") : NULL;
         if (hend) break;
-        ssize_t r = live_fill(l->fd, &in);
+        ssize_t r = live_fill(l, &in);
         if (r <= 0) {
             status = in.len ? -2 : -1;
             goto out;
         }
     }
     size_t hlen = (size_t)(hend - in.ptr) + 4;
-    int code = 0;
-    if (sscanf(in.ptr, "HTTP/1.%*d %d", &code) != 1) goto out;
+    if (strncmp(in.ptr, "HTTP/1.", 7) || !in.ptr[7] || in.ptr[8] != ' ') goto out;
+    char *cend;
+    long code_l = strtol(in.ptr + 9, &cend, 10);
+    if (cend == in.ptr + 9 || code_l < 100 || code_l > 999) goto out;
+    int code = (int)code_l;
     long long clen = -1;
     int chunked = 0;
     *keep = 1;
@@ -229,21 +298,21 @@ static int live_read_response(cli_live_t *l, oct_strbuf_t *resp, int *keep)
         for (;;) {
             char *eol;
             while (!(eol = pos < in.len ? strstr(in.ptr + pos, "\r\n") : NULL))
-                if (live_fill(l->fd, &in) <= 0) goto out;
+                if (live_fill(l, &in) <= 0) goto out;
             size_t sz = (size_t)strtoull(in.ptr + pos, NULL, 16);
             pos = (size_t)(eol - in.ptr) + 2;
             while (in.len < pos + sz + 2)
-                if (live_fill(l->fd, &in) <= 0) goto out;
+                if (live_fill(l, &in) <= 0) goto out;
             if (sz == 0) break; /* no trailers from our TSD */
             oct_strbuf_append(resp, in.ptr + pos, sz);
             pos += sz + 2;
         }
     } else if (clen >= 0) {
         while (in.len < pos + (size_t)clen)
-            if (live_fill(l->fd, &in) <= 0) goto out;
+            if (live_fill(l, &in) <= 0) goto out;
         oct_strbuf_append(resp, in.ptr + pos, (size_t)clen);
     } else {
-        while (live_fill(l->fd, &in) > 0)
+        while (live_fill(l, &in) > 0)
             continue;
         oct_strbuf_append(resp, in.ptr + pos, in.len - pos);
         *keep = 0;
@@ -270,13 +339,9 @@ int cli_live_http(cli_live_t *l, const char *method, const char *target, const v
         if (fresh && (rc = live_connect(l, eb)) != 0) break;
         int keep = 0;
         int st = -1;
-        if (live_send(l->fd, req.ptr, req.len) == 0 &&
-            (!body || !len || live_send(l->fd, body, len) == 0))
+        if (live_send(l, req.ptr, req.len) == 0 && (!body || !len || live_send(l, body, len) == 0))
             st = live_read_response(l, resp, &keep);
-        if (st < 0 || !keep) {
-            close(l->fd);
-            l->fd = -1;
-        }
+        if (st < 0 || !keep) live_disconnect(l);
         if (st >= 0) {
             rc = st;
             break;

@@ -121,8 +121,8 @@ static int api_route_writes(const api_route_t *r, unsigned verb)
 {
     if (r->fn == api_put || r->fn == api_uid_assign || r->fn == api_uid_rename ||
         r->fn == api_dropcaches || r->fn == api_annotation_bulk || r->fn == api_rollup ||
-        r->fn == api_histogram || r->fn == api_octsdb_compact || r->fn == api_octsdb_delete || r->fn == api_octsdb_fsck ||
-        r->fn == api_octsdb_uid_delete || r->fn == api_octsdb_uid_fsck)
+        r->fn == api_histogram || r->fn == api_octsdb_compact || r->fn == api_octsdb_delete ||
+        r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete || r->fn == api_octsdb_uid_fsck)
         return 1;
     if (r->fn == api_annotation || r->fn == api_annotations || r->fn == api_uid_tsmeta ||
         r->fn == api_uid_uidmeta)

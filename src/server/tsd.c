@@ -143,11 +143,20 @@ static int tsd_addr_publish(const oct_config_t *cfg, const listener_t *l, const 
     struct stat sb;
     if (!dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
     tsd_addr_t a = {.pid = (long)getpid()};
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0};
     socklen_t sl = sizeof ss;
     if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) != 0) return 0;
-    a.port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                            : ((struct sockaddr_in *)&ss)->sin_port);
+    uint16_t port_be = 0;
+    if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 s6;
+        memcpy(&s6, &ss, sizeof s6);
+        port_be = s6.sin6_port;
+    } else if (ss.ss_family == AF_INET) {
+        struct sockaddr_in s4;
+        memcpy(&s4, &ss, sizeof s4);
+        port_be = s4.sin_port;
+    }
+    a.port = ntohs(port_be);
     snprintf(a.host, sizeof a.host, "%s", oct_config_get(cfg, "tsd.network.bind"));
     a.https = tls && tls_required(tls);
     a.auth = oct_config_get_bool(cfg, "tsd.core.authentication.enable");

@@ -86,7 +86,7 @@ int tsd_addr_read(const char *dir, tsd_addr_t *out, oct_errbuf_t *eb)
 
 void tsd_addr_remove(const char *dir, long pid)
 {
-    tsd_addr_t a;
+    tsd_addr_t a = {0};
     oct_errbuf_t eb;
     char path[4096];
     if (tsd_addr_read(dir, &a, &eb) == 0 && a.pid == pid &&

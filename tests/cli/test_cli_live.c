@@ -7,7 +7,8 @@
  * every acknowledged load point is in the store, none twice. A rename is
  * followed at once by a put and a query under the new name. With
  * authentication on, the credentials come from a config file. fsck --fix
- * beside a TSD prints what it prints on a stopped copy of the data dir.
+ * beside a TSD prints what it prints on a stopped copy of the data dir. A
+ * TSD that takes only TLS is reached over TLS.
  *
  * The tests run in order over one TSD (cmocka runs them in order). */
 #include <setjmp.h>
@@ -26,6 +27,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "common/config.h"
 #include "store/store.h"
@@ -582,6 +587,83 @@ static void fsck_fix_beside_equals_fsck_fix_stopped(void **state)
     unlink(in);
 }
 
+/* A self-signed EC certificate for "octsdb-test" and its key, as PEM files. */
+static void self_signed(const char *cert, const char *key)
+{
+    EVP_PKEY *pk = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+    X509 *x = X509_new();
+    assert_non_null(pk);
+    assert_non_null(x);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), 7);
+    X509_gmtime_adj(X509_getm_notBefore(x), -600);
+    X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+    X509_set_pubkey(x, pk);
+    X509_NAME *nm = X509_get_subject_name(x);
+    X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC, (const unsigned char *)"octsdb-test", -1, -1,
+                               0);
+    X509_set_issuer_name(x, nm);
+    assert_true(X509_sign(x, pk, EVP_sha256()) > 0);
+    FILE *fc = fopen(cert, "w"), *fk = fopen(key, "w");
+    assert_true(fc && fk);
+    assert_int_equal(PEM_write_X509(fc, x), 1);
+    assert_int_equal(PEM_write_PrivateKey(fk, pk, NULL, NULL, 0, NULL, NULL), 1);
+    fclose(fc);
+    fclose(fk);
+    X509_free(x);
+    EVP_PKEY_free(pk);
+}
+
+/* A TSD that takes only TLS: the command reaches it over TLS with the
+ * TSD's certificate (from its configuration) as the trust anchor; another
+ * certificate is refused. */
+static void tls_only_tsd_through_its_certificate(void **state)
+{
+    (void)state;
+    tu_tsd_t t = {0};
+    t.dir = tu_tempdir();
+    char cert[4300], key[4300], other[4300], okey[4300], flag[4400];
+    char scert[4400], skey[4400], sother[4400];
+    snprintf(cert, sizeof cert, "%s.crt", t.dir);
+    snprintf(key, sizeof key, "%s.key", t.dir);
+    snprintf(other, sizeof other, "%s.other.crt", t.dir);
+    snprintf(okey, sizeof okey, "%s.other.key", t.dir);
+    self_signed(cert, key);
+    self_signed(other, okey);
+    snprintf(scert, sizeof scert, "tsd.network.tls.certificate=%s", cert);
+    snprintf(skey, sizeof skey, "tsd.network.tls.key=%s", key);
+    snprintf(sother, sizeof sother, "tsd.network.tls.certificate=%s", other);
+    const char *extra[] = {"--set", "tsd.network.tls.enable=true",
+                           "--set", "tsd.network.tls.required=true",
+                           "--set", scert,
+                           "--set", skey,
+                           NULL};
+    assert_int_equal(tu_tsd_start(&t, extra), 0);
+    snprintf(flag, sizeof flag, "--datadir=%s", t.dir);
+    char *out, *err;
+    const char *mk[] = {"mkmetric", flag, "--set", scert, "tls.m", NULL};
+    int rc = run(&out, &err, mk);
+    if (rc != 0 || strcmp(out, "metrics tls.m: [0, 0, 1]\n") || !strstr(err, "working through"))
+        fail_msg("over TLS: exit %d <%s> <%s>", rc, out, err);
+    free(out);
+    free(err);
+    const char *wrong[] = {"mkmetric", flag, "--set", sother, "tls.n", NULL};
+    rc = run(&out, &err, wrong);
+    if (rc != 3 || out[0] || !strstr(err, "TLS with the TSD"))
+        fail_msg("other cert: %d <%s>", rc, err);
+    free(out);
+    free(err);
+    const char *none[] = {"mkmetric", flag, "tls.n", NULL};
+    rc = run(&out, &err, none);
+    if (rc != 3 || !strstr(err, "takes only TLS")) fail_msg("no cert: %d <%s>", rc, err);
+    free(out);
+    free(err);
+    tu_tsd_destroy(&t);
+    unlink(cert);
+    unlink(key);
+    unlink(other);
+    unlink(okey);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -594,6 +676,7 @@ int main(void)
         cmocka_unit_test(after_the_stop_nothing_lost_and_same_output),
         cmocka_unit_test(auth_credentials_from_the_config),
         cmocka_unit_test(fsck_fix_beside_equals_fsck_fix_stopped),
+        cmocka_unit_test(tls_only_tsd_through_its_certificate),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
