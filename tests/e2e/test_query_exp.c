@@ -503,6 +503,15 @@ static void gexp_scale_absolute_alias(void **state)
         v[k] = h1->v[k] * 0.5;
     check_gexp_series(d.root, "h1", h1->ts, v, h1->n);
     doc_free(&d);
+    doc_get(&d, "GET", GEXP "absolute(sum:xa%7Bhost=h2%7D)&arrays", NULL);
+    /* arrays: [[ts, v], ...] */
+    const json_value_t *rows = json_obj_get(nth(d.root, 0), "dps");
+    assert_int_equal(rows->n, h2->n);
+    for (size_t k = 0; k < h2->n; k++) {
+        assert_true(num(nth(nth(rows, k), 0)) == (double)h2->ts[k]);
+        assert_true(num(nth(nth(rows, k), 1)) == -h2->v[k]);
+    }
+    doc_free(&d);
     doc_get(&d, "GET", GEXP "absolute(sum:xa%7Bhost=h2%7D)", NULL);
     for (size_t k = 0; k < h2->n; k++)
         v[k] = -h2->v[k];
@@ -593,6 +602,7 @@ static void gexp_errors(void **state)
         {"/api/query/gexp?exp=absolute(sum:xa)", "Missing parameter <code>start</code>"},
         {"/api/query/gexp?start=1356998400&m=sum:xa&exp=absolute(sum:xa)",
          "gexp answers exp= only; send m= sub-queries to /api/query"},
+        {GEXP "absolute(sum:xa)&show_tsuids", "show_tsuids is not supported by /api/query/gexp"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char want[1024];
