@@ -553,18 +553,9 @@ static void write_output(xq_t *x, json_writer_t *w, const char *id, const char *
             for (size_t m = 0; m < nn; m++)
                 json_w_str(w, names[m]);
             json_w_arr_end(w);
-            json_w_key(w, "commonTags");
-            json_w_obj_begin(w);
-            for (size_t t = 0; t < s->n_tags; t++) {
-                json_w_key(w, s->tagk[t]);
-                json_w_str(w, s->tagv[t]);
-            }
-            json_w_obj_end(w);
-            json_w_key(w, "aggregatedTags");
-            json_w_arr_begin(w);
-            for (size_t t = 0; t < s->n_agg; t++)
-                json_w_str(w, s->agg[t]);
-            json_w_arr_end(w);
+            api_w_tags(w, "commonTags", s->n_tags, (const char *const *)s->tagk,
+                       (const char *const *)s->tagv, "aggregatedTags", s->n_agg,
+                       (const char *const *)s->agg);
             json_w_obj_end(w);
         }
         free(names);

@@ -64,18 +64,8 @@ static void write_series(json_writer_t *w, const expr_series_t *s, int ms, int a
     json_w_obj_begin(w);
     json_w_key(w, "metric");
     json_w_str(w, s->metric);
-    json_w_key(w, "tags");
-    json_w_obj_begin(w);
-    for (size_t i = 0; i < s->n_tags; i++) {
-        json_w_key(w, s->tagk[i]);
-        json_w_str(w, s->tagv[i]);
-    }
-    json_w_obj_end(w);
-    json_w_key(w, "aggregateTags");
-    json_w_arr_begin(w);
-    for (size_t i = 0; i < s->n_agg; i++)
-        json_w_str(w, s->agg[i]);
-    json_w_arr_end(w);
+    api_w_tags(w, "tags", s->n_tags, (const char *const *)s->tagk, (const char *const *)s->tagv,
+               "aggregateTags", s->n_agg, (const char *const *)s->agg);
     json_w_key(w, "dps");
     if (arrays) {
         json_w_arr_begin(w);

@@ -274,6 +274,23 @@ void api_w_double(json_writer_t *w, double v)
     json_w_raw(w, buf, n);
 }
 
+void api_w_tags(json_writer_t *w, const char *tags_key, size_t n, const char *const *tagk,
+                const char *const *tagv, const char *agg_key, size_t n_agg, const char *const *agg)
+{
+    json_w_key(w, tags_key);
+    json_w_obj_begin(w);
+    for (size_t i = 0; i < n; i++) {
+        json_w_key(w, tagk[i]);
+        json_w_str(w, tagv[i]);
+    }
+    json_w_obj_end(w);
+    json_w_key(w, agg_key);
+    json_w_arr_begin(w);
+    for (size_t i = 0; i < n_agg; i++)
+        json_w_str(w, agg[i]);
+    json_w_arr_end(w);
+}
+
 static int write_result(void *ctx, const exec_result_t *r)
 {
     out_t *o = ctx;
@@ -283,18 +300,7 @@ static int write_result(void *ctx, const exec_result_t *r)
     json_w_obj_begin(w);
     json_w_key(w, "metric");
     json_w_str(w, r->metric);
-    json_w_key(w, "tags");
-    json_w_obj_begin(w);
-    for (size_t i = 0; i < r->n_tags; i++) {
-        json_w_key(w, r->tagk[i]);
-        json_w_str(w, r->tagv[i]);
-    }
-    json_w_obj_end(w);
-    json_w_key(w, "aggregateTags");
-    json_w_arr_begin(w);
-    for (size_t i = 0; i < r->n_agg_tags; i++)
-        json_w_str(w, r->agg_tags[i]);
-    json_w_arr_end(w);
+    api_w_tags(w, "tags", r->n_tags, r->tagk, r->tagv, "aggregateTags", r->n_agg_tags, r->agg_tags);
     if (q->show_query) {
         json_w_key(w, "query");
         write_sub(w, r->sub);
