@@ -91,19 +91,6 @@ static void write_series(json_writer_t *w, const expr_series_t *s, int ms, int a
     json_w_obj_end(w);
 }
 
-typedef struct {
-    char **v;
-    size_t n;
-    json_arena_t *a;
-} plist_t;
-
-static void collect(void *ctx, const char *value, size_t len)
-{
-    plist_t *l = ctx;
-    l->v = xrealloc(l->v, (l->n + 1) * sizeof *l->v);
-    l->v[l->n++] = json_arena_strndup(l->a, value, len);
-}
-
 void api_query_gexp(api_call_t *c)
 {
     if (c->verb != API_GET) {
@@ -129,8 +116,8 @@ void api_query_gexp(api_call_t *c)
             http_error(c->resp, 400, msg, NULL);
             return;
         }
-    plist_t exps = {NULL, 0, &c->arena};
-    http_param_each(c->req, "exp", collect, &exps);
+    api_strlist_t exps = {NULL, 0, &c->arena};
+    http_param_each(c->req, "exp", api_strlist_collect, &exps);
     query_t q; /* only for the times, as /api/query parses them */
     memset(&q, 0, sizeof q);
     int have_end = http_param(c->req, "end", end, sizeof end);

@@ -46,15 +46,9 @@
 
 /* ---- request parsing ------------------------------------------------------ */
 
-typedef struct {
-    char **v;
-    size_t n;
-    json_arena_t *a;
-} strlist_t;
-
-static void collect_param(void *ctx, const char *value, size_t len)
+void api_strlist_collect(void *ctx, const char *value, size_t len)
 {
-    strlist_t *l = ctx;
+    api_strlist_t *l = ctx;
     l->v = xrealloc(l->v, (l->n + 1) * sizeof *l->v);
     l->v[l->n++] = json_arena_strndup(l->a, value, len);
 }
@@ -84,9 +78,9 @@ int api_query_parse_get(api_call_t *c, query_t *q)
     q->show_summary = api_flag(c, "show_summary");
     q->use_calendar = api_flag(c, "use_calendar");
 
-    strlist_t ts = {NULL, 0, &c->arena}, ms = {NULL, 0, &c->arena};
-    http_param_each(c->req, "tsuid", collect_param, &ts);
-    http_param_each(c->req, "m", collect_param, &ms);
+    api_strlist_t ts = {NULL, 0, &c->arena}, ms = {NULL, 0, &c->arena};
+    http_param_each(c->req, "tsuid", api_strlist_collect, &ts);
+    http_param_each(c->req, "m", api_strlist_collect, &ms);
     oct_errbuf_t eb;
     int rc = 0;
     for (size_t i = 0; i < ts.n && !rc; i++)
