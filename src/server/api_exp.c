@@ -68,6 +68,7 @@ typedef struct {
     size_t n_metrics;
     xexpr_t *exprs;
     size_t n_exprs;
+    uint64_t held; /* points of every metric's series, held at once */
     oct_errbuf_t eb;
 } xq_t;
 
@@ -379,7 +380,8 @@ static int run_metric(xq_t *x, xmetric_t *m, const exec_opts_t *opts)
             if (!rc) s->n_filters++;
         }
     }
-    if (!rc) rc = exec_query_collect(x->c->tsd->db, &q, opts, m->offset_ms, &m->set, &x->eb);
+    if (!rc)
+        rc = exec_query_collect(x->c->tsd->db, &q, opts, m->offset_ms, &x->held, &m->set, &x->eb);
     query_free(&q);
     if (rc) {
         api_query_error(x->c, rc, x->eb.msg);

@@ -29,6 +29,7 @@ typedef struct {
     int64_t start_ms, end_ms;
     const char *tz;
     int use_calendar;
+    uint64_t held; /* points of every sub-query's series, held at once */
 } gctx_t;
 
 /* gexp_fetch_fn: one m= sub-query over the shifted window. */
@@ -45,7 +46,7 @@ static int fetch(void *ctx, const char *m, int64_t shift_ms, expr_set_t *out, oc
         q.no_annotations = 1;
         for (size_t i = 0; i < q.n_subs; i++)
             if (g->use_calendar && q.subs[i].has_downsample) q.subs[i].ds.calendar = 1;
-        rc = exec_query_collect(g->c->tsd->db, &q, g->opts, shift_ms, out, eb);
+        rc = exec_query_collect(g->c->tsd->db, &q, g->opts, shift_ms, &g->held, out, eb);
     }
     query_free(&q);
     return rc;
@@ -135,7 +136,7 @@ void api_query_gexp(api_call_t *c)
     }
     exec_opts_t opts;
     exec_opts_from_config(&opts, c->tsd->cfg);
-    gctx_t g = {c, &opts, q.start_ms, q.end_ms, q.timezone, api_flag(c, "use_calendar")};
+    gctx_t g = {c, &opts, q.start_ms, q.end_ms, q.timezone, api_flag(c, "use_calendar"), 0};
     for (size_t i = 0; i < exps.n; i++) {
         gexp_node_t *n;
         int rc = gexp_parse(exps.v[i], &n, &eb);
