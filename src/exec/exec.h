@@ -111,10 +111,13 @@ int exec_query(tsdb_t *db, const query_t *q, const exec_opts_t *opts, exec_resul
  * series-set form the expression endpoints compute with, query/expr.h):
  * metric, tags, aggregated tag keys and points, with shift_ms added to
  * every timestamp (a time-shifted query asks for [start - shift, end -
- * shift] and shows it at the original times). exec_collect.c. Returns as
- * exec_query; on error *out keeps what was collected (expr_set_free it). */
+ * shift] and shows it at the original times). *held counts the points the
+ * caller already holds across calls (an expression keeps every input at
+ * once): past opts->max_held_points the call fails with OCT_ERANGE, as a
+ * single query does. exec_collect.c. Returns as exec_query; on error *out
+ * keeps what was collected (expr_set_free it). */
 int exec_query_collect(tsdb_t *db, const query_t *q, const exec_opts_t *opts, int64_t shift_ms,
-                       expr_set_t *out, oct_errbuf_t *eb);
+                       uint64_t *held, expr_set_t *out, oct_errbuf_t *eb);
 
 /* The scan window of a sub-query in ms, [*lo, *hi] inclusive: the query
  * range widened as OpenTSDB widens its HBase scan (docs/exec.md). Exposed for

@@ -10,11 +10,20 @@
 typedef struct {
     expr_set_t *out;
     int64_t shift_ms;
+    uint64_t *held, max_held;
+    oct_errbuf_t *eb;
 } collect_t;
 
 static int collect_one(void *ctx, const exec_result_t *r)
 {
     collect_t *c = ctx;
+    *c->held += r->n_dps;
+    if (c->max_held && *c->held > c->max_held)
+        return oct_err(c->eb, OCT_ERANGE,
+                       "Sorry, this query needs to hold more than our limit of %llu data points "
+                       "at once. Please try filtering using more tags, downsampling or decrease "
+                       "your time range.",
+                       (unsigned long long)c->max_held);
     expr_series_t *s = expr_set_add(c->out, r->metric);
     expr_series_set_tags(s, r->n_tags, r->tagk, r->tagv);
     expr_series_set_agg(s, r->n_agg_tags, r->agg_tags);
@@ -27,8 +36,8 @@ static int collect_one(void *ctx, const exec_result_t *r)
 }
 
 int exec_query_collect(tsdb_t *db, const query_t *q, const exec_opts_t *opts, int64_t shift_ms,
-                       expr_set_t *out, oct_errbuf_t *eb)
+                       uint64_t *held, expr_set_t *out, oct_errbuf_t *eb)
 {
-    collect_t c = {out, shift_ms};
+    collect_t c = {out, shift_ms, held, opts->max_held_points, eb};
     return exec_query(db, q, opts, collect_one, &c, NULL, eb);
 }

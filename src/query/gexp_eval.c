@@ -85,7 +85,8 @@ static int arith(ev_t *v, const gexp_node_t *n, char op, int64_t shift_ms, expr_
     for (size_t i = 0; i < n->n_args && !rc; i++) {
         rc = eval_node(v, n->args[i], shift_ms, &sets[i]);
         in[i] = &sets[i];
-        oct_strbuf_printf(&text, "%s%c", i ? (char[]){' ', op, ' ', 0} : "", (char)('a' + i));
+        if (i) oct_strbuf_printf(&text, " %c ", op);
+        oct_strbuf_printf(&text, "%c", (char)('a' + i));
     }
     expr_t *e = NULL;
     if (!rc) rc = expr_parse(oct_strbuf_cstr(&text), &e, v->eb);

@@ -68,6 +68,7 @@ typedef struct {
     size_t n_metrics;
     xexpr_t *exprs;
     size_t n_exprs;
+    uint64_t held; /* points of every metric's series, held at once */
     oct_errbuf_t eb;
 } xq_t;
 
@@ -379,7 +380,8 @@ static int run_metric(xq_t *x, xmetric_t *m, const exec_opts_t *opts)
             if (!rc) s->n_filters++;
         }
     }
-    if (!rc) rc = exec_query_collect(x->c->tsd->db, &q, opts, m->offset_ms, &m->set, &x->eb);
+    if (!rc)
+        rc = exec_query_collect(x->c->tsd->db, &q, opts, m->offset_ms, &x->held, &m->set, &x->eb);
     query_free(&q);
     if (rc) {
         api_query_error(x->c, rc, x->eb.msg);
@@ -553,18 +555,9 @@ static void write_output(xq_t *x, json_writer_t *w, const char *id, const char *
             for (size_t m = 0; m < nn; m++)
                 json_w_str(w, names[m]);
             json_w_arr_end(w);
-            json_w_key(w, "commonTags");
-            json_w_obj_begin(w);
-            for (size_t t = 0; t < s->n_tags; t++) {
-                json_w_key(w, s->tagk[t]);
-                json_w_str(w, s->tagv[t]);
-            }
-            json_w_obj_end(w);
-            json_w_key(w, "aggregatedTags");
-            json_w_arr_begin(w);
-            for (size_t t = 0; t < s->n_agg; t++)
-                json_w_str(w, s->agg[t]);
-            json_w_arr_end(w);
+            api_w_tags(w, "commonTags", s->n_tags, (const char *const *)s->tagk,
+                       (const char *const *)s->tagv, "aggregatedTags", s->n_agg,
+                       (const char *const *)s->agg);
             json_w_obj_end(w);
         }
         free(names);

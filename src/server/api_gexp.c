@@ -4,7 +4,10 @@
  * aggregateTags and dps.
  *
  * Parameters: start (required), end, timezone, ms (millisecond
- * timestamps), and one or more exp=. An m= is refused: 2.4 runs it and
+ * timestamps), arrays, use_calendar, no_annotations (there are none), and
+ * one or more exp=. show_tsuids, show_query, show_stats, show_summary and
+ * global_annotations are refused (400): expression results carry none of
+ * those. An m= is refused: 2.4 runs it and
  * drops its results (and misaligns the rest), so a query that names one is
  * asking for something gexp does not answer. Every metric sub-query inside
  * an expression runs through exec_query_collect; syntax and argument errors
@@ -25,6 +28,8 @@ typedef struct {
     const exec_opts_t *opts;
     int64_t start_ms, end_ms;
     const char *tz;
+    int use_calendar;
+    uint64_t held; /* points of every sub-query's series, held at once */
 } gctx_t;
 
 /* gexp_fetch_fn: one m= sub-query over the shifted window. */
@@ -39,56 +44,52 @@ static int fetch(void *ctx, const char *m, int64_t shift_ms, expr_set_t *out, oc
         q.end_ms = g->end_ms - shift_ms;
         q.timezone = g->tz ? xstrdup(g->tz) : NULL;
         q.no_annotations = 1;
-        rc = exec_query_collect(g->c->tsd->db, &q, g->opts, shift_ms, out, eb);
+        for (size_t i = 0; i < q.n_subs; i++)
+            if (g->use_calendar && q.subs[i].has_downsample) q.subs[i].ds.calendar = 1;
+        rc = exec_query_collect(g->c->tsd->db, &q, g->opts, shift_ms, &g->held, out, eb);
     }
     query_free(&q);
     return rc;
 }
 
-static void write_series(json_writer_t *w, const expr_series_t *s, int ms)
+static void write_value(json_writer_t *w, const query_dp_t *d)
+{
+    if (d->is_int)
+        json_w_int(w, d->v.i);
+    else
+        api_w_double(w, d->v.f);
+}
+
+static void write_series(json_writer_t *w, const expr_series_t *s, int ms, int arrays)
 {
     json_w_obj_begin(w);
     json_w_key(w, "metric");
     json_w_str(w, s->metric);
-    json_w_key(w, "tags");
-    json_w_obj_begin(w);
-    for (size_t i = 0; i < s->n_tags; i++) {
-        json_w_key(w, s->tagk[i]);
-        json_w_str(w, s->tagv[i]);
-    }
-    json_w_obj_end(w);
-    json_w_key(w, "aggregateTags");
-    json_w_arr_begin(w);
-    for (size_t i = 0; i < s->n_agg; i++)
-        json_w_str(w, s->agg[i]);
-    json_w_arr_end(w);
+    api_w_tags(w, "tags", s->n_tags, (const char *const *)s->tagk, (const char *const *)s->tagv,
+               "aggregateTags", s->n_agg, (const char *const *)s->agg);
     json_w_key(w, "dps");
-    json_w_obj_begin(w);
-    char key[24];
-    for (size_t i = 0; i < s->n; i++) {
-        const query_dp_t *d = &s->dps[i];
-        int kl = snprintf(key, sizeof key, "%lld", (long long)(ms ? d->ts_ms : d->ts_ms / 1000));
-        json_w_keyn(w, key, (size_t)kl);
-        if (d->is_int)
-            json_w_int(w, d->v.i);
-        else
-            api_w_double(w, d->v.f);
+    if (arrays) {
+        json_w_arr_begin(w);
+        for (size_t i = 0; i < s->n; i++) {
+            json_w_arr_begin(w);
+            json_w_int(w, ms ? s->dps[i].ts_ms : s->dps[i].ts_ms / 1000);
+            write_value(w, &s->dps[i]);
+            json_w_arr_end(w);
+        }
+        json_w_arr_end(w);
+    } else {
+        json_w_obj_begin(w);
+        char key[24];
+        for (size_t i = 0; i < s->n; i++) {
+            const query_dp_t *d = &s->dps[i];
+            int kl =
+                snprintf(key, sizeof key, "%lld", (long long)(ms ? d->ts_ms : d->ts_ms / 1000));
+            json_w_keyn(w, key, (size_t)kl);
+            write_value(w, d);
+        }
+        json_w_obj_end(w);
     }
     json_w_obj_end(w);
-    json_w_obj_end(w);
-}
-
-typedef struct {
-    char **v;
-    size_t n;
-    json_arena_t *a;
-} plist_t;
-
-static void collect(void *ctx, const char *value, size_t len)
-{
-    plist_t *l = ctx;
-    l->v = xrealloc(l->v, (l->n + 1) * sizeof *l->v);
-    l->v[l->n++] = json_arena_strndup(l->a, value, len);
 }
 
 void api_query_gexp(api_call_t *c)
@@ -106,8 +107,18 @@ void api_query_gexp(api_call_t *c)
         http_error(c->resp, 400, "gexp answers exp= only; send m= sub-queries to /api/query", NULL);
         return;
     }
-    plist_t exps = {NULL, 0, &c->arena};
-    http_param_each(c->req, "exp", collect, &exps);
+    /* expression results have no TSUIDs, sub-query or per-query stats */
+    static const char *const refused[] = {"show_tsuids", "show_query", "show_stats", "show_summary",
+                                          "global_annotations"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        if (api_flag(c, refused[i])) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "%s is not supported by /api/query/gexp", refused[i]);
+            http_error(c->resp, 400, msg, NULL);
+            return;
+        }
+    api_strlist_t exps = {NULL, 0, &c->arena};
+    http_param_each(c->req, "exp", api_strlist_collect, &exps);
     query_t q; /* only for the times, as /api/query parses them */
     memset(&q, 0, sizeof q);
     int have_end = http_param(c->req, "end", end, sizeof end);
@@ -125,7 +136,7 @@ void api_query_gexp(api_call_t *c)
     }
     exec_opts_t opts;
     exec_opts_from_config(&opts, c->tsd->cfg);
-    gctx_t g = {c, &opts, q.start_ms, q.end_ms, q.timezone};
+    gctx_t g = {c, &opts, q.start_ms, q.end_ms, q.timezone, api_flag(c, "use_calendar"), 0};
     for (size_t i = 0; i < exps.n; i++) {
         gexp_node_t *n;
         int rc = gexp_parse(exps.v[i], &n, &eb);
@@ -144,9 +155,9 @@ void api_query_gexp(api_call_t *c)
     json_writer_t w;
     api_json_begin(c, &w);
     json_w_arr_begin(&w);
-    int ms = api_flag(c, "ms");
+    int ms = api_flag(c, "ms"), arrays = api_flag(c, "arrays");
     for (size_t i = 0; i < all.n; i++)
-        write_series(&w, &all.s[i], ms);
+        write_series(&w, &all.s[i], ms, arrays);
     json_w_arr_end(&w);
     c->resp->status = 200;
 out:

@@ -92,6 +92,18 @@ void api_query_gexp(api_call_t *c);
  * integral values (so clients can tell doubles from integers), NaN and
  * infinities as json_w_double writes them (api_query.c). */
 void api_w_double(json_writer_t *w, double v);
+/* Writes the members tags_key: {"k":"v",...} (tagk/tagv[0..n)) and
+ * agg_key: ["k",...] (agg[0..n_agg)) of a result series (api_query.c). */
+void api_w_tags(json_writer_t *w, const char *tags_key, size_t n, const char *const *tagk,
+                const char *const *tagv, const char *agg_key, size_t n_agg, const char *const *agg);
+/* Repeated query-string values (http_param_each's callback appends each,
+ * copied into the arena a; free v, not its strings). */
+typedef struct {
+    char **v;
+    size_t n;
+    json_arena_t *a;
+} api_strlist_t;
+void api_strlist_collect(void *ctx, const char *value, size_t len);
 /* Answers an exec_query error: 400 unknown name/bad input, 413 a limit,
  * 408 timeout, 424 storage, else 500. */
 void api_query_error(api_call_t *c, int rc, const char *msg);

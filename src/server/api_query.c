@@ -46,15 +46,9 @@
 
 /* ---- request parsing ------------------------------------------------------ */
 
-typedef struct {
-    char **v;
-    size_t n;
-    json_arena_t *a;
-} strlist_t;
-
-static void collect_param(void *ctx, const char *value, size_t len)
+void api_strlist_collect(void *ctx, const char *value, size_t len)
 {
-    strlist_t *l = ctx;
+    api_strlist_t *l = ctx;
     l->v = xrealloc(l->v, (l->n + 1) * sizeof *l->v);
     l->v[l->n++] = json_arena_strndup(l->a, value, len);
 }
@@ -84,9 +78,9 @@ int api_query_parse_get(api_call_t *c, query_t *q)
     q->show_summary = api_flag(c, "show_summary");
     q->use_calendar = api_flag(c, "use_calendar");
 
-    strlist_t ts = {NULL, 0, &c->arena}, ms = {NULL, 0, &c->arena};
-    http_param_each(c->req, "tsuid", collect_param, &ts);
-    http_param_each(c->req, "m", collect_param, &ms);
+    api_strlist_t ts = {NULL, 0, &c->arena}, ms = {NULL, 0, &c->arena};
+    http_param_each(c->req, "tsuid", api_strlist_collect, &ts);
+    http_param_each(c->req, "m", api_strlist_collect, &ms);
     oct_errbuf_t eb;
     int rc = 0;
     for (size_t i = 0; i < ts.n && !rc; i++)
@@ -283,6 +277,23 @@ void api_w_double(json_writer_t *w, double v)
     json_w_raw(w, buf, n);
 }
 
+void api_w_tags(json_writer_t *w, const char *tags_key, size_t n, const char *const *tagk,
+                const char *const *tagv, const char *agg_key, size_t n_agg, const char *const *agg)
+{
+    json_w_key(w, tags_key);
+    json_w_obj_begin(w);
+    for (size_t i = 0; i < n; i++) {
+        json_w_key(w, tagk[i]);
+        json_w_str(w, tagv[i]);
+    }
+    json_w_obj_end(w);
+    json_w_key(w, agg_key);
+    json_w_arr_begin(w);
+    for (size_t i = 0; i < n_agg; i++)
+        json_w_str(w, agg[i]);
+    json_w_arr_end(w);
+}
+
 static int write_result(void *ctx, const exec_result_t *r)
 {
     out_t *o = ctx;
@@ -292,18 +303,7 @@ static int write_result(void *ctx, const exec_result_t *r)
     json_w_obj_begin(w);
     json_w_key(w, "metric");
     json_w_str(w, r->metric);
-    json_w_key(w, "tags");
-    json_w_obj_begin(w);
-    for (size_t i = 0; i < r->n_tags; i++) {
-        json_w_key(w, r->tagk[i]);
-        json_w_str(w, r->tagv[i]);
-    }
-    json_w_obj_end(w);
-    json_w_key(w, "aggregateTags");
-    json_w_arr_begin(w);
-    for (size_t i = 0; i < r->n_agg_tags; i++)
-        json_w_str(w, r->agg_tags[i]);
-    json_w_arr_end(w);
+    api_w_tags(w, "tags", r->n_tags, r->tagk, r->tagv, "aggregateTags", r->n_agg_tags, r->agg_tags);
     if (q->show_query) {
         json_w_key(w, "query");
         write_sub(w, r->sub);

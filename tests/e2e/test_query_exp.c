@@ -132,9 +132,9 @@ static size_t model(const char *ma, const char *mb, const char *host, op_fn f, d
 
 static tu_tsd_t tsd;
 
-static int setup(void **state)
+/* The data set as an /api/put body (free it). */
+static char *put_body(void)
 {
-    (void)state;
     oct_strbuf_t b = {0};
     oct_strbuf_puts(&b, "[");
     for (size_t i = 0; i < N_DATA; i++)
@@ -154,9 +154,16 @@ static int setup(void **state)
                                   data[i].host);
         }
     oct_strbuf_puts(&b, "]");
+    return b.ptr;
+}
+
+static int setup(void **state)
+{
+    (void)state;
     static const char *const args[] = {"--auto-metric", NULL};
-    int rc = ac_start_put(&tsd, args, oct_strbuf_cstr(&b));
-    oct_strbuf_free(&b);
+    char *body = put_body();
+    int rc = ac_start_put(&tsd, args, body);
+    free(body);
     return rc;
 }
 
@@ -269,6 +276,7 @@ static void check_gexp_series(const json_value_t *arr, const char *key, const in
 
 /* ---- /api/query/exp --------------------------------------------------------------- */
 
+#define GEXP     "/api/query/gexp?start=1356998400&end=1356998700&exp="
 #define EXP_TIME "\"time\":{\"start\":1356998400,\"end\":1356998700,\"aggregator\":\"sum\"}"
 #define EXP_FILTER                                                                                 \
     "\"filters\":[{\"id\":\"f1\",\"tags\":[{\"type\":\"wildcard\",\"tagk\":\"host\","              \
@@ -451,9 +459,37 @@ static void exp_errors(void **state)
     free(r);
 }
 
-/* ---- /api/query/gexp -------------------------------------------------------------- */
+/* Every input of an expression is held at once: the points of all its
+ * metrics count against tsd.query.limits.held_points.default together. */
+static void exp_and_gexp_hold_limit(void **state)
+{
+    (void)state;
+    /* grouped by host, xa answers 13 points and xb 13: each alone is under
+     * 20, both are 26 */
+    static const char *const args[] = {"--auto-metric", "--set",
+                                       "tsd.query.limits.held_points.default=20", NULL};
+    tu_tsd_t t;
+    char *body = put_body();
+    assert_int_equal(ac_start_put(&t, args, body), 0);
+    free(body);
+    char *r = ac_req_ok(&t, "POST", "/api/query/exp",
+                        "{" EXP_TIME "," EXP_FILTER
+                        ",\"metrics\":[{\"id\":\"a\",\"metric\":\"xa\",\"filter\":\"f1\"}]}",
+                        200);
+    free(r);
+    r = ac_req_ok(&t, "POST", "/api/query/exp",
+                  "{" EXP_TIME "," EXP_FILTER
+                  ",\"metrics\":[{\"id\":\"a\",\"metric\":\"xa\",\"filter\":\"f1\"},"
+                  "{\"id\":\"b\",\"metric\":\"xb\",\"filter\":\"f1\"}]}",
+                  413);
+    assert_non_null(strstr(r, "more than our limit of 20 data points"));
+    free(r);
+    r = ac_req_ok(&t, "GET", GEXP "sum(sum:xa%7Bhost=*%7D,sum:xb%7Bhost=*%7D)", NULL, 413);
+    free(r);
+    tu_tsd_destroy(&t);
+}
 
-#define GEXP "/api/query/gexp?start=1356998400&end=1356998700&exp="
+/* ---- /api/query/gexp -------------------------------------------------------------- */
 
 static void gexp_arithmetic_by_timestamp(void **state)
 {
@@ -502,6 +538,15 @@ static void gexp_scale_absolute_alias(void **state)
     for (size_t k = 0; k < h1->n; k++)
         v[k] = h1->v[k] * 0.5;
     check_gexp_series(d.root, "h1", h1->ts, v, h1->n);
+    doc_free(&d);
+    doc_get(&d, "GET", GEXP "absolute(sum:xa%7Bhost=h2%7D)&arrays", NULL);
+    /* arrays: [[ts, v], ...] */
+    const json_value_t *rows = json_obj_get(nth(d.root, 0), "dps");
+    assert_int_equal(rows->n, h2->n);
+    for (size_t k = 0; k < h2->n; k++) {
+        assert_true(num(nth(nth(rows, k), 0)) == (double)h2->ts[k]);
+        assert_true(num(nth(nth(rows, k), 1)) == -h2->v[k]);
+    }
     doc_free(&d);
     doc_get(&d, "GET", GEXP "absolute(sum:xa%7Bhost=h2%7D)", NULL);
     for (size_t k = 0; k < h2->n; k++)
@@ -593,6 +638,7 @@ static void gexp_errors(void **state)
         {"/api/query/gexp?exp=absolute(sum:xa)", "Missing parameter <code>start</code>"},
         {"/api/query/gexp?start=1356998400&m=sum:xa&exp=absolute(sum:xa)",
          "gexp answers exp= only; send m= sub-queries to /api/query"},
+        {GEXP "absolute(sum:xa)&show_tsuids", "show_tsuids is not supported by /api/query/gexp"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char want[1024];
@@ -610,6 +656,7 @@ int main(void)
         cmocka_unit_test(exp_intersection_nested_and_outputs),
         cmocka_unit_test(exp_time_offset_and_downsampler_fill),
         cmocka_unit_test(exp_errors),
+        cmocka_unit_test(exp_and_gexp_hold_limit),
         cmocka_unit_test(gexp_arithmetic_by_timestamp),
         cmocka_unit_test(gexp_scale_absolute_alias),
         cmocka_unit_test(gexp_moving_average),
