@@ -200,28 +200,6 @@ void api_histogram(api_call_t *c)
         for (const json_value_t *v = root->child; v; v = v->next)
             hput_one(&h, v);
     }
-    if (summary || h.details) {
-        json_writer_t w;
-        api_json_begin(c, &w);
-        json_w_obj_begin(&w);
-        json_w_key(&w, "success");
-        json_w_uint(&w, h.success);
-        json_w_key(&w, "failed");
-        json_w_uint(&w, h.failed);
-        if (h.details) {
-            json_w_key(&w, "errors");
-            json_w_raw(&w, "[", 1);
-            oct_strbuf_append(&c->resp->body, h.errors.ptr ? h.errors.ptr : "", h.errors.len);
-            oct_strbuf_append(&c->resp->body, "]", 1);
-        }
-        json_w_obj_end(&w);
-        c->resp->status = h.failed ? 400 : 200;
-    } else if (h.failed) {
-        http_error(c->resp, 400, "One or more data points had errors",
-                   "Please see the TSD logs or append \"details\" to the put request");
-    } else {
-        c->resp->status = 204;
-        oct_strbuf_reset(&c->resp->body);
-    }
+    api_put_answer(c, summary, h.details, h.success, h.failed, NULL, &h.errors);
     oct_strbuf_free(&h.errors);
 }
