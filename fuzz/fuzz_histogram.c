@@ -8,7 +8,8 @@
  *   - base64 never writes past n * 3 / 4 + 3 bytes;
  *   - the decoder takes any bytes without crashing, and a histogram it accepts re-encodes to a
  *     payload that decodes to the same histogram;
- *   - a percentile of a decoded histogram is NaN (no values) or within its bucket bounds. */
+ *   - a percentile of a decoded histogram is NaN (no values) or within its bucket bounds
+ *     (the smallest and largest bound of any bucket). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,8 +53,11 @@ static void percentiles(const codec_hist_t *h)
     float lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < h->n_buckets; i++) {
         q[i] = (query_hbucket_t){h->buckets[i].lo, h->buckets[i].hi, h->buckets[i].n};
-        if (h->buckets[i].lo < lo) lo = h->buckets[i].lo;
-        if (h->buckets[i].hi > hi) hi = h->buckets[i].hi;
+        /* a client may send a bucket with hi < lo: the midpoint is within both anyway */
+        float a = fminf(h->buckets[i].lo, h->buckets[i].hi);
+        float z = fmaxf(h->buckets[i].lo, h->buckets[i].hi);
+        if (a < lo) lo = a;
+        if (z > hi) hi = z;
     }
     for (double p = 0; p <= 100; p += 12.5) {
         double v = query_hist_percentile(q, h->n_buckets, p);
