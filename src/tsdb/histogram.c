@@ -136,3 +136,8 @@ int tsdb_put_histogram(tsdb_t *db, const tsdb_dp_t *dp, const uint8_t *value, si
     if (w->meta_incrementing) tw_meta_points(w, &s, 1);
     return 0;
 }
+
+int tsdb_sync_histograms(tsdb_t *db, oct_errbuf_t *eb)
+{
+    return store_sync(tsdb_store(db), eb);
+}
