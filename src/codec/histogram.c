@@ -212,6 +212,16 @@ static int parse_jfloat(const char *s, size_t n, float *out)
         !(n >= 8 && !memcmp(s + n - 8, "Infinity", 8)))
         n--;
     if (n == 0 || n >= sizeof buf) return -1;
+    if (n <= 7) { /* the usual bound, a small whole number: exact in a float, no strtof */
+        uint32_t v = 0;
+        size_t i = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            v = v * 10 + (uint32_t)(s[i++] - '0');
+        if (i == n) {
+            *out = (float)v;
+            return 0;
+        }
+    }
     memcpy(buf, s, n);
     buf[n] = 0;
     const char *b = buf + (buf[0] == '+' || buf[0] == '-');

@@ -275,6 +275,7 @@ int exec__emit_hist_group(ex_t *x, const query_sub_t *sub, const char *metric, c
             rc = exec__after_read(x, w, h.np - before, NULL);
             if (rc) oct_err(x->eb, rc, "%s", w->eb.msg);
         }
+        if (!rc) rc = exec__check_time(x); /* tsd.query.timeout, per series read */
     }
     x->st.scan_ns += oct_clock_mono_ns() - t_scan;
     if (rc || h.np == 0) {

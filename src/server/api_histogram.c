@@ -5,7 +5,7 @@
  * A point carries either `value` (the codec payload in base64, without the id byte) with
  * `id` (default 0), or `buckets` ({"<lo>,<hi>": count}) with `underflow` and `overflow`;
  * `value` wins when non-empty. Texts are 2.4's. Each point is stored when this answers (the
- * store's log is written: kill -9 safe); ?sync syncs the store too. Without
+ * store's log is written: kill -9 safe); ?sync syncs the store once before answering. Without
  * tsd.core.histograms.config every verb gets 503, as in 2.4 (checked before the verb). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +151,7 @@ static void hput_one(hput_t *h, const json_value_t *v)
         hist.overflow = (uint64_t)over;
         rc = hist_value_encode(h->cfg, (int)id, &hist, &val, &vlen, &eb);
     }
-    if (!rc) rc = tsdb_put_histogram(h->c->tsd->db, &dp, val, vlen, h->sync, &eb);
+    if (!rc) rc = tsdb_put_histogram(h->c->tsd->db, &dp, val, vlen, 0, &eb);
     free(val);
     if (!rc) {
         h->success++;
@@ -200,28 +200,13 @@ void api_histogram(api_call_t *c)
         for (const json_value_t *v = root->child; v; v = v->next)
             hput_one(&h, v);
     }
-    if (summary || h.details) {
-        json_writer_t w;
-        api_json_begin(c, &w);
-        json_w_obj_begin(&w);
-        json_w_key(&w, "success");
-        json_w_uint(&w, h.success);
-        json_w_key(&w, "failed");
-        json_w_uint(&w, h.failed);
-        if (h.details) {
-            json_w_key(&w, "errors");
-            json_w_raw(&w, "[", 1);
-            oct_strbuf_append(&c->resp->body, h.errors.ptr ? h.errors.ptr : "", h.errors.len);
-            oct_strbuf_append(&c->resp->body, "]", 1);
-        }
-        json_w_obj_end(&w);
-        c->resp->status = h.failed ? 400 : 200;
-    } else if (h.failed) {
-        http_error(c->resp, 400, "One or more data points had errors",
-                   "Please see the TSD logs or append \"details\" to the put request");
-    } else {
-        c->resp->status = 204;
-        oct_strbuf_reset(&c->resp->body);
+    /* ?sync: one store sync for the whole request, not one per point */
+    oct_errbuf_t eb;
+    if (h.sync && h.success && tsdb_sync_histograms(c->tsd->db, &eb)) {
+        http_error(c->resp, 500, "Unable to sync the histogram points to storage", eb.msg);
+        oct_strbuf_free(&h.errors);
+        return;
     }
+    api_put_answer(c, summary, h.details, h.success, h.failed, NULL, &h.errors);
     oct_strbuf_free(&h.errors);
 }

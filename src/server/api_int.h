@@ -165,6 +165,13 @@ const char *api_json_cstr(api_call_t *c, const json_value_t *o, const char *key)
 /* Writes the response as JSON: initialises a writer on resp->body. */
 void api_json_begin(api_call_t *c, json_writer_t *w);
 
+/* The answer of a put-like endpoint (api_put.c), as /api/put gives it: with summary or
+ * details {"success","failed"[,"timeouts"][,"errors":[<errors>]]} (400 if any failed or
+ * timed out, else 200); otherwise 204, or 400 "One or more data points had errors".
+ * timeouts NULL: not reported. errors: ,-separated error objects (details only). */
+void api_put_answer(api_call_t *c, int summary, int details, uint64_t success, uint64_t failed,
+                    const uint64_t *timeouts, const oct_strbuf_t *errors);
+
 /* The timestamp member of a /api/put point, with its rules (api_put.c): 0 with the time in
  * ms and whether it was given in ms, or -1 with OpenTSDB's text in msg. */
 int api_put_timestamp(const json_value_t *v, int64_t *ts_ms, int *is_ms, char *msg, size_t cap);

@@ -59,13 +59,14 @@ int tsdb_hist_config_parse(const char *value, tsdb_hist_config_t *out, oct_errbu
         text = file;
     }
     json_arena_t a = JSON_ARENA_INIT;
-    json_value_t *root;
+    json_value_t *root = NULL;
     oct_errbuf_t je;
     int rc = 0;
     char why[OCT_ERRBUF_SIZE];
-    if (json_parse(&a, text, len, 0, &root, &je) || root->type != JSON_OBJECT) {
+    int bad_json = json_parse(&a, text, len, 0, &root, &je) != 0;
+    if (bad_json || root->type != JSON_OBJECT) {
         snprintf(why, sizeof why, "not a JSON object of codec class names and ids%s%.200s",
-                 root && root->type != JSON_OBJECT ? "" : ": ", je.msg);
+                 bad_json ? ": " : "", bad_json ? je.msg : "");
         rc = cfg_fail(eb, value, why);
         goto out;
     }
@@ -134,4 +135,9 @@ int tsdb_put_histogram(tsdb_t *db, const tsdb_dp_t *dp, const uint8_t *value, si
     if (rc) return rc;
     if (w->meta_incrementing) tw_meta_points(w, &s, 1);
     return 0;
+}
+
+int tsdb_sync_histograms(tsdb_t *db, oct_errbuf_t *eb)
+{
+    return store_sync(tsdb_store(db), eb);
 }

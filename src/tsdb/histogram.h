@@ -50,6 +50,11 @@ const tsdb_hist_config_t *tsdb_histograms(const tsdb_t *db);
 OCT_MUST_CHECK int tsdb_put_histogram(tsdb_t *db, const tsdb_dp_t *dp, const uint8_t *value,
                                       size_t len, int sync, oct_errbuf_t *eb);
 
+/* Syncs the store: every histogram point stored before the call survives power loss when
+ * it returns 0 (one sync for a batch stored with sync 0). OCT_EIO with the text in eb. May
+ * block. */
+OCT_MUST_CHECK int tsdb_sync_histograms(tsdb_t *db, oct_errbuf_t *eb);
+
 /* One stored histogram point: its time and cell value (borrowed for the call). Returning
  * nonzero stops the read. */
 typedef int (*tsdb_hist_fn)(void *ctx, int64_t ts_ms, const uint8_t *value, size_t len);

@@ -212,6 +212,24 @@ static void queries(void **state)
               "for histogram query\"}}");
 }
 
+/* Millisecond timestamps get 5-byte qualifiers; a whole second given in seconds a 3-byte one.
+ * Each point is one bucket, so its p50 is that bucket's midpoint: [0,2) -> 1, [2,4) -> 3. */
+static void ms_timestamps(void **state)
+{
+    (void)state;
+    AC_EXPECT(&g_t, "POST", "/api/histogram?sync",
+              "[{\"metric\":\"h.ms\",\"timestamp\":1356998400250,\"tags\":{\"host\":\"a\"},"
+              "\"id\":7,\"buckets\":{\"0,2\":1}},"
+              "{\"metric\":\"h.ms\",\"timestamp\":1356998401,\"tags\":{\"host\":\"a\"},"
+              "\"id\":7,\"buckets\":{\"2,4\":3}}]",
+              204, "");
+    AC_EXPECT(&g_t, "GET",
+              "/api/query?start=1356998400&end=1356998500&ms=true&m=sum:percentiles[50]:h.ms", NULL,
+              200,
+              "[{\"metric\":\"h.ms_pct_50.0\",\"tags\":{\"host\":\"a\"},\"aggregateTags\":[],"
+              "\"dps\":{\"1356998400250\":1.0,\"1356998401000\":3.0}}]");
+}
+
 /* Read back from the stopped daemon's data dir: host=a's T0 cell is 2.4's example with
  * id 7, under a 3-byte qualifier (06 + offset 0 s). */
 static int cell_cb(void *ctx, int64_t ts, const uint8_t *v, size_t len)
@@ -262,6 +280,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(http_errors),
         cmocka_unit_test(queries),
+        cmocka_unit_test(ms_timestamps),
         cmocka_unit_test(survives_kill9_and_restart),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
