@@ -31,6 +31,12 @@ typedef struct {
 
 /* Endpoints (each file's entry points). */
 void api_put(api_call_t *c);
+/* The answer of /api/put and /api/rollup (api_put.c): with ?summary or
+ * ?details {"success":n,"failed":n[,"timeouts":n][,"errors":[<errors>]]}
+ * (400 when any failed or timed out, else 200); without them 400 "One or
+ * more data points had errors" or 204. errors: the ,-separated entries. */
+void api_put_answer(api_call_t *c, uint64_t success, uint64_t failed, int with_timeouts,
+                    uint64_t timeouts, int summary, int details, const oct_strbuf_t *errors);
 void api_version(api_call_t *c);
 void api_config(api_call_t *c);
 void api_config_filters(api_call_t *c);
