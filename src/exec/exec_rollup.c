@@ -95,9 +95,6 @@ int exec__rollup_plan(ex_t *x, const query_sub_t *sub, exec_ru_t *plans, size_t 
     int pre = is_pre_agg(c, sub);
     exec_ru_t raw = {NULL, NULL, -1, -1, EXEC_RU_PLAIN};
     if (pre) raw.table = c->iv[c->default_iv].preagg_table; /* hour rows, ordinary cells */
-    if (x->q->delete_data && usage != QUERY_ROLLUP_RAW && sub->has_downsample)
-        return oct_err(x->eb, OCT_EPARSE,
-                       "A delete reads raw data only: add rollupUsage ROLLUP_RAW to delete");
     size_t idx[EXEC_RU_MAX_PLANS];
     size_t nc = 0;
     /* sub-second, "all" and absent downsamplers read raw data (2.4 fails
@@ -116,6 +113,10 @@ int exec__rollup_plan(ex_t *x, const query_sub_t *sub, exec_ru_t *plans, size_t 
     if (k == 0 || usage == QUERY_ROLLUP_FALLBACK || usage == QUERY_ROLLUP_FALLBACK_RAW)
         plans[k++] = raw;
     if (k == 1 && !plans[0].table) k = 0; /* raw data, the ordinary path */
+    /* a delete removes the raw rows of what it read: it must read them */
+    if (x->q->delete_data && k > 0)
+        return oct_err(x->eb, OCT_EPARSE,
+                       "A delete reads raw data only: add rollupUsage ROLLUP_RAW to delete");
     *n = k;
     return 0;
 }

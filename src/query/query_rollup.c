@@ -229,7 +229,11 @@ out:
 int query_rollup_config_load(const oct_config_t *cfg, query_rollup_config_t **out, oct_errbuf_t *eb)
 {
     *out = NULL;
-    if (!oct_config_get_bool(cfg, "tsd.rollups.enable")) return 0;
+    if (!oct_config_get_bool(cfg, "tsd.rollups.enable")) {
+        if (oct_config_get_bool(cfg, "tsd.rollups.auto") == 1)
+            return oct_err(eb, OCT_ECONFIG, "tsd.rollups.auto=true needs tsd.rollups.enable=true");
+        return 0;
+    }
     const char *v = oct_config_get(cfg, "tsd.rollups.config");
     if (!v || !*v)
         return oct_err(eb, OCT_ECONFIG,

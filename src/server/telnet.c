@@ -25,7 +25,8 @@
  * modes only: in ro mode `put` is an unknown command, as in OpenTSDB), then
  * diediedie only with tsd.core.enable_diediedie (a deviation: OpenTSDB has
  * it unless tsd.no_diediedie, which still turns it off). rollup (wherever
- * put is allowed, as in 2.4) is api_rollup_telnet; histogram is not
+ * put is allowed, as in 2.4, listed by `help` after put) is
+ * api_rollup_telnet; histogram is not
  * implemented yet: it answers "histogram: not implemented: ..." rather
  * than being unknown, and `help` does not list it.
  *
@@ -455,7 +456,7 @@ static void do_stats(telnet_session_t *s, oct_strbuf_t *out)
 static void do_help(const telnet_session_t *s, oct_strbuf_t *out)
 {
     oct_strbuf_puts(out, "available commands: stats dropcaches version exit help ");
-    if (s->allow_put) oct_strbuf_puts(out, "put ");
+    if (s->allow_put) oct_strbuf_puts(out, "put rollup "); /* 2.4 registers both together */
     if (s->allow_diediedie) oct_strbuf_puts(out, "diediedie ");
     oct_strbuf_append(out, "\n", 1);
 }

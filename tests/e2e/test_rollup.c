@@ -39,8 +39,14 @@
 
 static tu_tsd_t g_t;
 static tu_tsd_t *g_q = &g_t; /* the daemon expect_q asks */
-static const char *const g_args[] = {
-    "--auto-metric", "--set", "tsd.rollups.enable=true", "--set", "tsd.rollups.config=" CONF, NULL};
+static const char *const g_args[] = {"--auto-metric",
+                                     "--set",
+                                     "tsd.rollups.enable=true",
+                                     "--set",
+                                     "tsd.http.query.allow_delete=true",
+                                     "--set",
+                                     "tsd.rollups.config=" CONF,
+                                     NULL};
 
 /* ---- the model: what this test writes for metric m.r ------------------------ */
 
@@ -359,6 +365,12 @@ static void usage_modes(void **state)
                      d2, 24 * 23 * 3 / 2 + 24); /* sum over k of 3k + 1 */
         AC_EXPECT(&g_t, "POST", "/api/query", body, 200, want);
     }
+    /* a delete that would read a rollup table is refused: it deletes raw rows */
+    AC_EXPECT(&g_t, "DELETE", "/api/query?start=1357171200&end=1357257599&m=sum:1h-sum:u.r", NULL,
+              400,
+              "{\"error\":{\"code\":400,\"message\":\"A delete reads raw data only: add "
+              "rollupUsage ROLLUP_RAW to delete\"}}");
+    expect_q("after the refused delete", "sum:1h-sum:rollup_raw:u.r", d2, d2e, &raw2);
 }
 
 /* Pre-aggregates: without interval (the default pre-agg table, raw cells)

@@ -164,7 +164,7 @@ static void commands(void **state)
     /* tcollector's probe: a non-empty, newline-terminated reply */
     expect_reply(fd, "", "");
     expect_reply(fd, "help\n",
-                 "available commands: stats dropcaches version exit help put diediedie \n");
+                 "available commands: stats dropcaches version exit help put rollup diediedie \n");
     expect_reply(fd, "dropcaches\n", "Caches dropped.\n");
     expect_reply(fd, "foo\n", "unknown command: foo.  Try `help'.\n");
     expect_reply(fd, "foo bar baz\n", "unknown command: foo.  Try `help'.\n");
