@@ -262,7 +262,9 @@ void api_rollup_telnet(tsd_ctx_t *t, const char *line, size_t len, oct_strbuf_t 
     /* the rest parses as a put line's arguments */
     size_t rl = (size_t)(line + len - rest);
     char *pl = xmalloc(rl + 4);
-    memcpy(pl, "put", 3);
+    pl[0] = 'p';
+    pl[1] = 'u';
+    pl[2] = 't';
     memcpy(pl + 3, rest, rl);
     oct_slice_t *tags = xmalloc((rl / 2 + 2) * sizeof *tags);
     tsdb_dp_t pdp;

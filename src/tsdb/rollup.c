@@ -77,8 +77,8 @@ static size_t part_of(const codec_rowkey_layout_t *l, const char *table, const u
 {
     size_t tl = strlen(table);
     size_t pl = codec_rowkey_partition_prefix_len(l);
-    out[0] = (uint8_t)tl;
-    memcpy(out + 1, table, tl);
+    out[0] = (uint8_t)tl; /* callers keep names within RU_MAX_NAME */
+    memcpy(out + 1, table, out[0]);
     memcpy(out + 1 + tl, rk, pl);
     return 1 + tl + pl;
 }
