@@ -476,31 +476,27 @@ static void write_errors(void **state)
     close(fd);
 }
 
-/* Runs `octsdb tsd` with a rollup config that must stop start-up; returns
- * its output. */
+/* Runs `octsdb tsd` with a rollup config file that must stop start-up;
+ * returns its stderr (static). */
 static char *run_bad(const char *conf, int *status)
 {
-    const char *bin = getenv("OCTSDB_BIN");
-    assert_non_null(bin);
     char *dir = tu_tempdir();
-    char path[4200];
+    char path[4200], datadir[4200], set[4300];
     snprintf(path, sizeof path, "%s/rollup.json", dir);
+    snprintf(datadir, sizeof datadir, "--datadir=%s/d", dir);
+    snprintf(set, sizeof set, "tsd.rollups.config=%s", path);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs(conf, f);
     fclose(f);
-    char cmd[8800];
-    snprintf(cmd, sizeof cmd,
-             "timeout 20 '%s' tsd --bind=127.0.0.1 --port=1 --datadir=%s/d --set "
-             "tsd.rollups.enable=true --set tsd.rollups.config=%s 2>&1",
-             bin, dir, path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
+    const char *argv[] = {"tsd",   "--bind=127.0.0.1",        "--port=1", datadir,
+                          "--set", "tsd.rollups.enable=true", "--set",    set,
+                          NULL};
     static char out[4096];
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char *err = NULL;
+    *status = tu_run_octsdb_stderr(&err, argv, 20);
+    snprintf(out, sizeof out, "%s", err ? err : "");
+    free(err);
     tu_rmrf(dir);
     free(dir);
     return out;
