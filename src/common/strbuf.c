@@ -1,6 +1,7 @@
 /* strbuf.c -- see strbuf.h. */
 #include "common/strbuf.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,4 +101,17 @@ void oct_strbuf_json_string(oct_strbuf_t *sb, const char *s, size_t n)
 const char *oct_strbuf_cstr(const oct_strbuf_t *sb)
 {
     return sb->ptr ? sb->ptr : "";
+}
+
+int oct_strbuf_read_file(oct_strbuf_t *sb, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return errno ? -errno : -EIO;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        oct_strbuf_append(sb, buf, n);
+    int err = ferror(f);
+    fclose(f);
+    return err ? -EIO : 0;
 }

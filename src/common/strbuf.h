@@ -27,5 +27,8 @@ void oct_strbuf_printf(oct_strbuf_t *sb, const char *fmt, ...)
 void oct_strbuf_json_string(oct_strbuf_t *sb, const char *s, size_t n);
 /* The string so far ("" if empty); valid until the next append or free. */
 const char *oct_strbuf_cstr(const oct_strbuf_t *sb);
+/* Appends the whole file at path. Returns 0, or a negative errno (never 0
+ * on failure) with what was read so far left in sb. */
+int oct_strbuf_read_file(oct_strbuf_t *sb, const char *path);
 
 #endif

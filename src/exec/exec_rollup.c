@@ -95,9 +95,6 @@ int exec__rollup_plan(ex_t *x, const query_sub_t *sub, exec_ru_t *plans, size_t 
     int pre = is_pre_agg(c, sub);
     exec_ru_t raw = {NULL, NULL, -1, -1, EXEC_RU_PLAIN};
     if (pre) raw.table = c->iv[c->default_iv].preagg_table; /* hour rows, ordinary cells */
-    if (x->q->delete_data && usage != QUERY_ROLLUP_RAW && sub->has_downsample)
-        return oct_err(x->eb, OCT_EPARSE,
-                       "A delete reads raw data only: add rollupUsage ROLLUP_RAW to delete");
     size_t idx[EXEC_RU_MAX_PLANS];
     size_t nc = 0;
     /* sub-second, "all" and absent downsamplers read raw data (2.4 fails
@@ -116,6 +113,10 @@ int exec__rollup_plan(ex_t *x, const query_sub_t *sub, exec_ru_t *plans, size_t 
     if (k == 0 || usage == QUERY_ROLLUP_FALLBACK || usage == QUERY_ROLLUP_FALLBACK_RAW)
         plans[k++] = raw;
     if (k == 1 && !plans[0].table) k = 0; /* raw data, the ordinary path */
+    /* a delete removes the raw rows of what it read: it must read them */
+    if (x->q->delete_data && k > 0)
+        return oct_err(x->eb, OCT_EPARSE,
+                       "A delete reads raw data only: add rollupUsage ROLLUP_RAW to delete");
     *n = k;
     return 0;
 }
@@ -131,26 +132,38 @@ static void to_dps(codec_point_t *p, size_t n)
     }
 }
 
-/* The values of column id of the series over [lo, hi], counted against the
- * query's point limit. */
-static int read_col(ex_t *x, xworker_t *w, int id, const uint8_t *tsuid, size_t len, int64_t lo,
-                    int64_t hi, query_dp_t **out, size_t *n)
+/* The values of the source's column id (and id2, into out2, when out2 is
+ * not NULL) of the series over [lo, hi], in one read of the rows, counted
+ * against the query's point limit. */
+static int read_cols(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int64_t lo,
+                     int64_t hi, query_dp_t **out, size_t *n, query_dp_t **out2, size_t *n2)
 {
     const exec_ru_t *ru = x->ru;
-    codec_point_t *p = NULL;
-    int rc = tsdb_rollup_read(x->db, ru->table, ru->iv, id, tsuid, len, lo, hi, &p, n, &w->eb);
+    int ids[2] = {ru->id, ru->id2};
+    size_t ni = out2 ? 2 : 1, cnt[2] = {0, 0};
+    codec_point_t *p[2] = {NULL, NULL};
+    int rc =
+        tsdb_rollup_read(x->db, ru->table, ru->iv, ids, ni, tsuid, len, lo, hi, p, cnt, &w->eb);
     if (rc) return rc;
-    uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)*n, __ATOMIC_RELAXED);
+    uint64_t total =
+        __atomic_add_fetch(&x->st.raw_points, (uint64_t)(cnt[0] + cnt[1]), __ATOMIC_RELAXED);
     if (x->o->max_points && total > x->o->max_points) {
-        free(p);
+        free(p[0]);
+        free(p[1]);
         return oct_err(&w->eb, OCT_ERANGE,
                        "Sorry, you have attempted to fetch more than our limit of %llu data "
                        "points. Please try filtering using more tags or decrease your time "
                        "range.",
                        (unsigned long long)x->o->max_points);
     }
-    to_dps(p, *n);
-    *out = (query_dp_t *)(void *)p;
+    to_dps(p[0], cnt[0]);
+    *out = (query_dp_t *)(void *)p[0];
+    *n = cnt[0];
+    if (out2) {
+        to_dps(p[1], cnt[1]);
+        *out2 = (query_dp_t *)(void *)p[1];
+        *n2 = cnt[1];
+    }
     return 0;
 }
 
@@ -163,11 +176,9 @@ static double dp_val(const query_dp_t *d)
 static int load_avg(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid, size_t len,
                     int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
 {
-    const exec_ru_t *ru = x->ru;
     query_dp_t *s = NULL, *c = NULL, *bs = NULL, *bc = NULL;
     size_t ns = 0, nc = 0, nbs = 0, nbc = 0;
-    int rc = read_col(x, w, ru->id, tsuid, len, lo, hi, &s, &ns);
-    if (!rc) rc = read_col(x, w, ru->id2, tsuid, len, lo, hi, &c, &nc);
+    int rc = read_cols(x, w, tsuid, len, lo, hi, &s, &ns, &c, &nc);
     if (!rc && (ns == 0 || nc == 0)) rc = 1;
     /* a sum without a count at the same interval is left out, as 2.4 does */
     size_t k = 0;
@@ -237,7 +248,7 @@ int exec__load_rollup(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8
     } else {
         query_dp_t *raw = NULL;
         size_t nr = 0;
-        rc = read_col(x, w, ru->id, tsuid, len, lo, hi, &raw, &nr);
+        rc = read_cols(x, w, tsuid, len, lo, hi, &raw, &nr, NULL, NULL);
         if (rc) return rc;
         if (nr == 0) {
             free(raw);

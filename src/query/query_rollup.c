@@ -226,47 +226,29 @@ out:
     return rc;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    oct_strbuf_t sb = OCT_STRBUF_INIT;
-    char buf[4096];
-    size_t r;
-    while ((r = fread(buf, 1, sizeof buf, f)) > 0)
-        oct_strbuf_append(&sb, buf, r);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        oct_strbuf_free(&sb);
-        return NULL;
-    }
-    *len = sb.len;
-    char *s = xmalloc(sb.len + 1);
-    memcpy(s, sb.ptr ? sb.ptr : "", sb.len);
-    s[sb.len] = '\0';
-    oct_strbuf_free(&sb);
-    return s;
-}
-
 int query_rollup_config_load(const oct_config_t *cfg, query_rollup_config_t **out, oct_errbuf_t *eb)
 {
     *out = NULL;
-    if (!oct_config_get_bool(cfg, "tsd.rollups.enable")) return 0;
+    if (!oct_config_get_bool(cfg, "tsd.rollups.enable")) {
+        if (oct_config_get_bool(cfg, "tsd.rollups.auto") == 1)
+            return oct_err(eb, OCT_ECONFIG, "tsd.rollups.auto=true needs tsd.rollups.enable=true");
+        return 0;
+    }
     const char *v = oct_config_get(cfg, "tsd.rollups.config");
     if (!v || !*v)
         return oct_err(eb, OCT_ECONFIG,
                        "Rollups were enabled but 'tsd.rollups.config' is null or empty.");
     size_t vl = strlen(v);
-    char *text = NULL;
-    size_t tl = vl;
-    if (vl >= 5 && !strcmp(v + vl - 5, ".json")) {
-        text = read_file(v, &tl);
-        if (!text) return oct_err(eb, OCT_ECONFIG, "Failed to open conf file: %s", v);
+    oct_strbuf_t text = OCT_STRBUF_INIT;
+    int is_file = vl >= 5 && !strcmp(v + vl - 5, ".json");
+    if (is_file && oct_strbuf_read_file(&text, v)) {
+        oct_strbuf_free(&text);
+        return oct_err(eb, OCT_ECONFIG, "Failed to open conf file: %s", v);
     }
     query_rollup_config_t *c = xcalloc(1, sizeof *c);
-    int rc = query_rollup_config_parse(text ? text : v, tl, c, eb);
-    free(text);
+    int rc = query_rollup_config_parse(is_file ? oct_strbuf_cstr(&text) : v,
+                                       is_file ? text.len : vl, c, eb);
+    oct_strbuf_free(&text);
     if (rc) {
         free(c);
         return rc;

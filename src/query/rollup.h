@@ -66,7 +66,10 @@ OCT_MUST_CHECK int query_rollup_config_parse(const char *json, size_t n, query_r
  * is false, else a malloc'd config (tsd.rollups.config inline, or read from
  * the file it names when the value ends with ".json"). Errors:
  * "Rollups were enabled but 'tsd.rollups.config' is null or empty.",
- * "Failed to open conf file: <path>", and query_rollup_config_parse's. */
+ * "Failed to open conf file: <path>", and query_rollup_config_parse's;
+ * tsd.rollups.auto=true without rollups, or without an interval it can
+ * compute (one that divides an hour, not the default) and ids for sum and
+ * count. */
 OCT_MUST_CHECK int query_rollup_config_load(const oct_config_t *cfg, query_rollup_config_t **out,
                                             oct_errbuf_t *eb);
 

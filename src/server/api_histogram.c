@@ -207,6 +207,6 @@ void api_histogram(api_call_t *c)
         oct_strbuf_free(&h.errors);
         return;
     }
-    api_put_answer(c, summary, h.details, h.success, h.failed, NULL, &h.errors);
+    api_put_answer(c, h.success, h.failed, 0, 0, summary, h.details, &h.errors);
     oct_strbuf_free(&h.errors);
 }

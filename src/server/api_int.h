@@ -31,6 +31,12 @@ typedef struct {
 
 /* Endpoints (each file's entry points). */
 void api_put(api_call_t *c);
+/* The answer of /api/put, /api/rollup and /api/histogram (api_put.c): with ?summary or
+ * ?details {"success":n,"failed":n[,"timeouts":n][,"errors":[<errors>]]}
+ * (400 when any failed or timed out, else 200); without them 400 "One or
+ * more data points had errors" or 204. errors: the ,-separated entries. */
+void api_put_answer(api_call_t *c, uint64_t success, uint64_t failed, int with_timeouts,
+                    uint64_t timeouts, int summary, int details, const oct_strbuf_t *errors);
 void api_version(api_call_t *c);
 void api_config(api_call_t *c);
 void api_config_filters(api_call_t *c);
@@ -165,12 +171,6 @@ const char *api_json_cstr(api_call_t *c, const json_value_t *o, const char *key)
 /* Writes the response as JSON: initialises a writer on resp->body. */
 void api_json_begin(api_call_t *c, json_writer_t *w);
 
-/* The answer of a put-like endpoint (api_put.c), as /api/put gives it: with summary or
- * details {"success","failed"[,"timeouts"][,"errors":[<errors>]]} (400 if any failed or
- * timed out, else 200); otherwise 204, or 400 "One or more data points had errors".
- * timeouts NULL: not reported. errors: ,-separated error objects (details only). */
-void api_put_answer(api_call_t *c, int summary, int details, uint64_t success, uint64_t failed,
-                    const uint64_t *timeouts, const oct_strbuf_t *errors);
 
 /* The timestamp member of a /api/put point, with its rules (api_put.c): 0 with the time in
  * ms and whether it was given in ms, or -1 with OpenTSDB's text in msg. */

@@ -368,6 +368,38 @@ static void put_flush(put_state_t *ps)
     json_arena_reset(&ps->arena);
 }
 
+void api_put_answer(api_call_t *c, uint64_t success, uint64_t failed, int with_timeouts,
+                    uint64_t timeouts, int summary, int details, const oct_strbuf_t *errors)
+{
+    if (summary || details) {
+        json_writer_t w;
+        api_json_begin(c, &w);
+        json_w_obj_begin(&w);
+        json_w_key(&w, "success");
+        json_w_uint(&w, success);
+        json_w_key(&w, "failed");
+        json_w_uint(&w, failed);
+        if (with_timeouts) {
+            json_w_key(&w, "timeouts");
+            json_w_uint(&w, timeouts);
+        }
+        if (details) {
+            json_w_key(&w, "errors");
+            json_w_raw(&w, "[", 1);
+            oct_strbuf_append(&c->resp->body, errors->ptr ? errors->ptr : "", errors->len);
+            oct_strbuf_append(&c->resp->body, "]", 1);
+        }
+        json_w_obj_end(&w);
+        c->resp->status = failed || timeouts ? 400 : 200;
+    } else if (failed) {
+        http_error(c->resp, 400, "One or more data points had errors",
+                   "Please see the TSD logs or append \"details\" to the put request");
+    } else {
+        c->resp->status = 204;
+        oct_strbuf_reset(&c->resp->body);
+    }
+}
+
 void api_put(api_call_t *c)
 {
     const http_request_t *req = c->req;
@@ -522,44 +554,12 @@ void api_put(api_call_t *c)
         }
     }
 
-    api_put_answer(c, summary, details, ps.success, ps.failed,
-                   sync && sync_timeout > 0 ? &timeouts : NULL, &ps.errors);
+    api_put_answer(c, ps.success, ps.failed, sync && sync_timeout > 0, timeouts, summary, details,
+                   &ps.errors);
 out:
     oct_strbuf_free(&ps.errors);
     json_arena_reset(&ps.arena);
     scr->arena = ps.arena;
-}
-
-void api_put_answer(api_call_t *c, int summary, int details, uint64_t success, uint64_t failed,
-                    const uint64_t *timeouts, const oct_strbuf_t *errors)
-{
-    if (summary || details) {
-        json_writer_t w;
-        api_json_begin(c, &w);
-        json_w_obj_begin(&w);
-        json_w_key(&w, "success");
-        json_w_uint(&w, success);
-        json_w_key(&w, "failed");
-        json_w_uint(&w, failed);
-        if (timeouts) {
-            json_w_key(&w, "timeouts");
-            json_w_uint(&w, *timeouts);
-        }
-        if (details) {
-            json_w_key(&w, "errors");
-            json_w_raw(&w, "[", 1);
-            oct_strbuf_append(&c->resp->body, errors->ptr ? errors->ptr : "", errors->len);
-            oct_strbuf_append(&c->resp->body, "]", 1);
-        }
-        json_w_obj_end(&w);
-        c->resp->status = failed || (timeouts && *timeouts) ? 400 : 200;
-    } else if (failed) {
-        http_error(c->resp, 400, "One or more data points had errors",
-                   "Please see the TSD logs or append \"details\" to the put request");
-    } else {
-        c->resp->status = 204;
-        oct_strbuf_reset(&c->resp->body);
-    }
 }
 
 int api_put_timestamp(const json_value_t *v, int64_t *ts_ms, int *is_ms, char *msg, size_t cap)

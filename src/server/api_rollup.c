@@ -195,33 +195,7 @@ void api_rollup(api_call_t *c)
         http_error(c->resp, 500, "Unable to sync the data points to storage", eb.msg);
         goto out;
     }
-    if (summary || rs.details) {
-        json_writer_t w;
-        api_json_begin(c, &w);
-        json_w_obj_begin(&w);
-        json_w_key(&w, "success");
-        json_w_uint(&w, rs.success);
-        json_w_key(&w, "failed");
-        json_w_uint(&w, rs.failed);
-        if (has_timeout) {
-            json_w_key(&w, "timeouts");
-            json_w_uint(&w, 0);
-        }
-        if (rs.details) {
-            json_w_key(&w, "errors");
-            json_w_raw(&w, "[", 1);
-            oct_strbuf_append(&c->resp->body, rs.errors.ptr ? rs.errors.ptr : "", rs.errors.len);
-            oct_strbuf_append(&c->resp->body, "]", 1);
-        }
-        json_w_obj_end(&w);
-        c->resp->status = rs.failed ? 400 : 200;
-    } else if (rs.failed) {
-        http_error(c->resp, 400, "One or more data points had errors",
-                   "Please see the TSD logs or append \"details\" to the put request");
-    } else {
-        c->resp->status = 204;
-        oct_strbuf_reset(&c->resp->body);
-    }
+    api_put_answer(c, rs.success, rs.failed, has_timeout, 0, summary, rs.details, &rs.errors);
 out:
     oct_strbuf_free(&rs.errors);
 }
@@ -288,7 +262,9 @@ void api_rollup_telnet(tsd_ctx_t *t, const char *line, size_t len, oct_strbuf_t 
     /* the rest parses as a put line's arguments */
     size_t rl = (size_t)(line + len - rest);
     char *pl = xmalloc(rl + 4);
-    memcpy(pl, "put", 3);
+    pl[0] = 'p';
+    pl[1] = 'u';
+    pl[2] = 't';
     memcpy(pl + 3, rest, rl);
     oct_slice_t *tags = xmalloc((rl / 2 + 2) * sizeof *tags);
     tsdb_dp_t pdp;

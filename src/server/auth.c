@@ -243,21 +243,15 @@ int auth_parse(const char *text, size_t len, auth_t **out, oct_errbuf_t *eb)
 
 int auth_load(const char *path, auth_t **out, oct_errbuf_t *eb)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int e = errno ? errno : EIO; /* never 0: a failure must not read as success */
-        return oct_err(eb, -e, "cannot read credentials file '%s': %s", path, strerror(e));
-    }
     oct_strbuf_t sb = OCT_STRBUF_INIT;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        oct_strbuf_append(&sb, buf, n);
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
+    int e = oct_strbuf_read_file(&sb, path); /* never 0 on failure */
+    if (e == -EIO) {
         oct_strbuf_free(&sb);
         return oct_err(eb, -EIO, "cannot read credentials file '%s'", path);
+    }
+    if (e) {
+        oct_strbuf_free(&sb);
+        return oct_err(eb, e, "cannot read credentials file '%s': %s", path, strerror(-e));
     }
     int rc = auth_parse(oct_strbuf_cstr(&sb), sb.len, out, eb);
     oct_strbuf_free(&sb);

@@ -24,9 +24,9 @@
  * (RpcManager): stats dropcaches version exit help, then put (rw and wo
  * modes only: in ro mode `put` is an unknown command, as in OpenTSDB), then
  * diediedie only with tsd.core.enable_diediedie (a deviation: OpenTSDB has
- * it unless tsd.no_diediedie, which still turns it off). histogram
- * (hist_in.c) and rollup (api_rollup_telnet) are allowed where put is, as
- * in 2.4.
+ * it unless tsd.no_diediedie, which still turns it off). rollup
+ * (api_rollup_telnet) and histogram (hist_in.c) are allowed where put is,
+ * as in 2.4, and `help` lists them after put.
  *
  * With authentication on (server/auth.h) every command but put passes
  * auth_telnet_line first; put stays on its fast path because allow_put is
@@ -455,8 +455,7 @@ static void do_stats(telnet_session_t *s, oct_strbuf_t *out)
 static void do_help(const telnet_session_t *s, oct_strbuf_t *out)
 {
     oct_strbuf_puts(out, "available commands: stats dropcaches version exit help ");
-    if (s->allow_put) oct_strbuf_puts(out, "put ");
-    if (s->allow_put) oct_strbuf_puts(out, "histogram ");
+    if (s->allow_put) oct_strbuf_puts(out, "put rollup histogram "); /* 2.4 registers them together */
     if (s->allow_diediedie) oct_strbuf_puts(out, "diediedie ");
     oct_strbuf_append(out, "\n", 1);
 }

@@ -77,8 +77,8 @@ static size_t part_of(const codec_rowkey_layout_t *l, const char *table, const u
 {
     size_t tl = strlen(table);
     size_t pl = codec_rowkey_partition_prefix_len(l);
-    out[0] = (uint8_t)tl;
-    memcpy(out + 1, table, tl);
+    out[0] = (uint8_t)tl; /* callers keep names within RU_MAX_NAME */
+    memcpy(out + 1, table, out[0]);
     memcpy(out + 1 + tl, rk, pl);
     return 1 + tl + pl;
 }
@@ -278,28 +278,35 @@ static int cmp_pt(const void *a, const void *b)
     return (x->ts_ms > y->ts_ms) - (x->ts_ms < y->ts_ms);
 }
 
-int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_t *iv, int agg_id,
-                     const uint8_t *tsuid, size_t len, int64_t lo_ms, int64_t hi_ms,
-                     codec_point_t **out, size_t *n, oct_errbuf_t *eb)
+int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_t *iv,
+                     const int *ids, size_t n_ids, const uint8_t *tsuid, size_t len, int64_t lo_ms,
+                     int64_t hi_ms, codec_point_t **out, size_t *n, oct_errbuf_t *eb)
 {
-    *out = NULL;
-    *n = 0;
-    if (strlen(table) > RU_MAX_NAME) return 0;
+    size_t cap[2] = {0, 0};
+    if (n_ids > 2) n_ids = 2;
+    for (size_t k = 0; k < n_ids; k++) {
+        out[k] = NULL;
+        n[k] = 0;
+    }
+    if (strlen(table) > RU_MAX_NAME || n_ids == 0) return 0;
     codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
     size_t boff = (size_t)l.salt_w + l.metric_w;
     int64_t lo_s = lo_ms >= 0 ? lo_ms / 1000 : 0, hi_s = hi_ms / 1000;
     int64_t b = iv ? query_rollup_base_time(iv, lo_s) : codec_rowkey_base_time(lo_s);
     size_t klen = codec_rowkey_len(&l, 0) + (len - l.metric_w);
     size_t plen = 1 + strlen(table) + codec_rowkey_partition_prefix_len(&l);
-    uint8_t *keys = xmalloc(RU_BATCH * (klen + plen));
+    /* room for the rows this read needs (a day of 1d rows is 1, not 512) */
+    size_t rows = 0;
+    for (int64_t x = b; rows < RU_BATCH && x <= hi_s && x <= (int64_t)UINT32_MAX;
+         x = iv ? query_rollup_next_base(iv, x) : x + 3600)
+        rows++;
+    uint8_t *keys = xmalloc((rows ? rows : 1) * (klen + plen));
     store_key_t sk[RU_BATCH];
     store_result_t res = STORE_RESULT_INIT;
-    codec_point_t *pts = NULL;
-    size_t np = 0, cap = 0;
     int rc = 0;
     while (rc == 0 && b <= hi_s && b <= (int64_t)UINT32_MAX) {
         size_t nk = 0;
-        for (; nk < RU_BATCH && b <= hi_s && b <= (int64_t)UINT32_MAX;
+        for (; nk < rows && b <= hi_s && b <= (int64_t)UINT32_MAX;
              nk++, b = iv ? query_rollup_next_base(iv, b) : b + 3600) {
             uint8_t *k = keys + nk * (klen + plen), *p = k + klen;
             int kl = codec_rowkey_from_tsuid(&l, tsuid, len, b, k, klen, eb);
@@ -320,16 +327,23 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
             if (ce->row.len < boff + 4) continue;
             int64_t base = oct_get_be32(ce->row.ptr + boff);
             codec_point_t p;
+            size_t k = 0;
             if (iv) {
                 unsigned id;
                 uint32_t idx;
                 if (ce->qualifier.len != CODEC_ROLLUP_QUAL_LEN) continue; /* not a rollup cell */
+                int q0 = ce->qualifier.ptr[0] & 0x7F;
+                if (q0 == ids[0])
+                    k = 0;
+                else if (n_ids > 1 && q0 == ids[1])
+                    k = 1;
+                else
+                    continue;
                 if (codec_rollup_decode(ce->qualifier.ptr, ce->qualifier.len, ce->value.ptr,
                                         ce->value.len, &id, &idx, &p)) {
                     rc = oct_err(eb, OCT_ECORRUPT, "corrupt rollup cell in table %s", table);
                     break;
                 }
-                if ((int)id != agg_id) continue;
                 p.ts_ms = (base + (int64_t)idx * iv->interval_s) * 1000;
             } else {
                 codec_dp_t d;
@@ -347,23 +361,26 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
                     p.val.i = d.val.i;
             }
             if (p.ts_ms < lo_ms || p.ts_ms > hi_ms) continue;
-            if (np == cap) {
-                cap = cap ? 2 * cap : 64;
-                pts = xrealloc(pts, cap * sizeof *pts);
+            if (n[k] == cap[k]) {
+                cap[k] = cap[k] ? 2 * cap[k] : 64;
+                out[k] = xrealloc(out[k], cap[k] * sizeof *out[k]);
             }
-            pts[np++] = p;
+            out[k][n[k]++] = p;
         }
     }
     free(keys);
     store_result_free(&res);
-    if (rc) {
-        free(pts);
-        return rc;
+    for (size_t k = 0; k < n_ids; k++) {
+        if (rc) {
+            free(out[k]);
+            out[k] = NULL;
+            n[k] = 0;
+        } else if (!iv && n[k]) {
+            /* second and millisecond qualifiers sort apart: restore time order */
+            qsort(out[k], n[k], sizeof *out[k], cmp_pt);
+        }
     }
-    qsort(pts, np, sizeof *pts, cmp_pt);
-    *out = pts;
-    *n = np;
-    return 0;
+    return rc;
 }
 
 /* ---- rollups made by the TSD (tsd.rollups.auto) --------------------------- */

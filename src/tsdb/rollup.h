@@ -57,14 +57,15 @@ OCT_MUST_CHECK int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_e
 OCT_MUST_CHECK int tsdb_rollup_sync(tsdb_t *db, oct_errbuf_t *eb);
 
 /* The values of one series stored in 2.4 table `table` over
- * [lo_ms, hi_ms], in time order, into *out (malloc'd, *n points; NULL
- * when none). With iv, the rows are iv's row spans and only rollup cells
- * of aggregator agg_id count, each stamped with its interval's start;
- * with iv NULL, hour rows of ordinary second/millisecond cells (a
- * pre-aggregate written without interval). Returns 0, OCT_ECORRUPT or
- * OCT_EIO. */
+ * [lo_ms, hi_ms], in time order. With iv, the rows are iv's row spans and
+ * the rollup cells of aggregator ids[k] go to out[k] (k < n_ids <= 2; one
+ * read of the rows for both, as avg needs sum and count), each stamped
+ * with its interval's start; with iv NULL, hour rows of ordinary
+ * second/millisecond cells (a pre-aggregate written without interval) go
+ * to out[0]. out[k] is malloc'd (NULL when empty), n[k] its length.
+ * Returns 0, OCT_ECORRUPT or OCT_EIO (nothing to free then). */
 OCT_MUST_CHECK int tsdb_rollup_read(tsdb_t *db, const char *table,
-                                    const query_rollup_interval_t *iv, int agg_id,
+                                    const query_rollup_interval_t *iv, const int *ids, size_t n_ids,
                                     const uint8_t *tsuid, size_t len, int64_t lo_ms, int64_t hi_ms,
                                     codec_point_t **out, size_t *n, oct_errbuf_t *eb);
 

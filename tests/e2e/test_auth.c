@@ -304,7 +304,7 @@ static int closed_soon(int fd)
 
 #define REQ         ": authentication required: auth <token> | auth <user> <password>\n"
 #define DENY        ": permission denied: read-only credential\n"
-#define HELP_RW     "available commands: stats dropcaches version exit help put histogram \n"
+#define HELP_RW     "available commands: stats dropcaches version exit help put rollup histogram \n"
 #define HELP_RO     "available commands: stats dropcaches version exit help \n"
 #define STATS       "tsd." /* prefix of the stats reply */
 #define UNKNOWN_DIE "unknown command: diediedie.  Try `help'.\n"

@@ -39,8 +39,14 @@
 
 static tu_tsd_t g_t;
 static tu_tsd_t *g_q = &g_t; /* the daemon expect_q asks */
-static const char *const g_args[] = {
-    "--auto-metric", "--set", "tsd.rollups.enable=true", "--set", "tsd.rollups.config=" CONF, NULL};
+static const char *const g_args[] = {"--auto-metric",
+                                     "--set",
+                                     "tsd.rollups.enable=true",
+                                     "--set",
+                                     "tsd.http.query.allow_delete=true",
+                                     "--set",
+                                     "tsd.rollups.config=" CONF,
+                                     NULL};
 
 /* ---- the model: what this test writes for metric m.r ------------------------ */
 
@@ -359,6 +365,12 @@ static void usage_modes(void **state)
                      d2, 24 * 23 * 3 / 2 + 24); /* sum over k of 3k + 1 */
         AC_EXPECT(&g_t, "POST", "/api/query", body, 200, want);
     }
+    /* a delete that would read a rollup table is refused: it deletes raw rows */
+    AC_EXPECT(&g_t, "DELETE", "/api/query?start=1357171200&end=1357257599&m=sum:1h-sum:u.r", NULL,
+              400,
+              "{\"error\":{\"code\":400,\"message\":\"A delete reads raw data only: add "
+              "rollupUsage ROLLUP_RAW to delete\"}}");
+    expect_q("after the refused delete", "sum:1h-sum:rollup_raw:u.r", d2, d2e, &raw2);
 }
 
 /* Pre-aggregates: without interval (the default pre-agg table, raw cells)
@@ -464,31 +476,27 @@ static void write_errors(void **state)
     close(fd);
 }
 
-/* Runs `octsdb tsd` with a rollup config that must stop start-up; returns
- * its output. */
+/* Runs `octsdb tsd` with a rollup config file that must stop start-up;
+ * returns its stderr (static). */
 static char *run_bad(const char *conf, int *status)
 {
-    const char *bin = getenv("OCTSDB_BIN");
-    assert_non_null(bin);
     char *dir = tu_tempdir();
-    char path[4200];
+    char path[4200], datadir[4200], set[4300];
     snprintf(path, sizeof path, "%s/rollup.json", dir);
+    snprintf(datadir, sizeof datadir, "--datadir=%s/d", dir);
+    snprintf(set, sizeof set, "tsd.rollups.config=%s", path);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs(conf, f);
     fclose(f);
-    char cmd[8800];
-    snprintf(cmd, sizeof cmd,
-             "timeout 20 '%s' tsd --bind=127.0.0.1 --port=1 --datadir=%s/d --set "
-             "tsd.rollups.enable=true --set tsd.rollups.config=%s 2>&1",
-             bin, dir, path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
+    const char *argv[] = {"tsd",   "--bind=127.0.0.1",        "--port=1", datadir,
+                          "--set", "tsd.rollups.enable=true", "--set",    set,
+                          NULL};
     static char out[4096];
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char *err = NULL;
+    *status = tu_run_octsdb_stderr(&err, argv, 20);
+    snprintf(out, sizeof out, "%s", err ? err : "");
+    free(err);
     tu_rmrf(dir);
     free(dir);
     return out;

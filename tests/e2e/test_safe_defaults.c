@@ -53,7 +53,7 @@ static void diediedie_off_by_default(void **state)
     int fd = tu_connect(g_t.port);
     assert_true(fd >= 0);
     assert_string_equal(tx(fd, "help"),
-                        "available commands: stats dropcaches version exit help put histogram \n");
+                        "available commands: stats dropcaches version exit help put rollup histogram \n");
     assert_string_equal(tx(fd, "diediedie"), UNKNOWN_DIE);
     close(fd);
     /* still serving: a new connection answers, the process is alive */
@@ -84,7 +84,7 @@ static void diediedie_when_enabled(void **state)
     assert_true(fd >= 0);
     assert_string_equal(
         tx(fd, "help"),
-        "available commands: stats dropcaches version exit help put histogram diediedie \n");
+        "available commands: stats dropcaches version exit help put rollup histogram diediedie \n");
     assert_int_equal(tu_send_all(fd, "diediedie\n", 10), 0);
     char buf[256];
     tu_recv_some(fd, buf, sizeof buf, 2000);

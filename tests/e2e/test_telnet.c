@@ -165,7 +165,7 @@ static void commands(void **state)
     expect_reply(fd, "", "");
     expect_reply(
         fd, "help\n",
-        "available commands: stats dropcaches version exit help put histogram diediedie \n");
+        "available commands: stats dropcaches version exit help put rollup histogram diediedie \n");
     expect_reply(fd, "dropcaches\n", "Caches dropped.\n");
     expect_reply(fd, "foo\n", "unknown command: foo.  Try `help'.\n");
     expect_reply(fd, "foo bar baz\n", "unknown command: foo.  Try `help'.\n");

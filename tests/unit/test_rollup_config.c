@@ -124,6 +124,10 @@ static void config_keys(void **state)
     query_rollup_config_t *c = (void *)1;
     assert_int_equal(query_rollup_config_load(cfg, &c, &eb), 0);
     assert_null(c);
+    assert_int_equal(oct_config_set(cfg, "tsd.rollups.auto", "true", &eb), 0);
+    assert_int_equal(query_rollup_config_load(cfg, &c, &eb), OCT_ECONFIG);
+    assert_string_equal(eb.msg, "tsd.rollups.auto=true needs tsd.rollups.enable=true");
+    assert_int_equal(oct_config_set(cfg, "tsd.rollups.auto", "false", &eb), 0);
     assert_int_equal(oct_config_set(cfg, "tsd.rollups.enable", "true", &eb), 0);
     assert_int_equal(query_rollup_config_load(cfg, &c, &eb), OCT_ECONFIG);
     assert_string_equal(eb.msg, "Rollups were enabled but 'tsd.rollups.config' is null or empty.");
