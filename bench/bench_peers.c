@@ -306,8 +306,13 @@ static int server_start(server_t *s, int sys, const char *bin)
                 snprintf(a[1], sizeof a[1], "-httpListenAddr=127.0.0.1:%d", s->port);
                 snprintf(a[2], sizeof a[2], "-opentsdbListenAddr=127.0.0.1:%d", s->telnet);
                 snprintf(a[3], sizeof a[3], "-opentsdbHTTPListenAddr=127.0.0.1:%d", s->put);
+                /* its per-query series limits (300,000 for a range query,
+                 * 30,000 from the series API) would refuse the cost curve's
+                 * queries at 1 M series: raised, as an operator would */
                 execl(bin, bin, a[0], a[1], a[2], a[3], "-retentionPeriod=100y",
-                      "-search.disableCache", "-loggerLevel=ERROR", (char *)NULL);
+                      "-search.disableCache", "-loggerLevel=ERROR",
+                      "-search.maxUniqueTimeseries=100000000", "-search.maxSeries=100000000",
+                      "-search.maxTagValues=100000000", (char *)NULL);
             } else {
                 execl(bin, bin, "-config", conf, (char *)NULL);
             }

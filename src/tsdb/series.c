@@ -40,10 +40,11 @@ static int tag_uid_cmp(const void *a, const void *b)
 static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t muid,
                                  const codec_tag_uid_t *tags, const tw_kv_t *kv, size_t n)
 {
-    /* One allocation: the struct, the TSUID and the tags. The text key and
-     * its pairs are a second one, needed only until the series is
-     * registered (series_register copies them into the text map's key and
-     * frees them): puts match the map's copy, never the series'. */
+    /* Two allocations: the struct with its TSUID, which lives as long as
+     * the series; and the tags as UIDs, the text key and its pairs, needed
+     * only until the series is registered (series_register indexes the tags,
+     * copies the text into the text map's key and frees them all: puts match
+     * the map's copy, and the TSUID holds the tags from then on). */
     size_t tsuid_len =
         w->uid_w[CODEC_UID_METRIC] + n * (w->uid_w[CODEC_UID_TAGK] + w->uid_w[CODEC_UID_TAGV]);
     size_t tlen = 0;
@@ -52,14 +53,14 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
         for (size_t i = 0; i < n; i++)
             tlen += kv[i].k.len + kv[i].v.len;
     }
-    size_t tags_off = (sizeof(tw_series_t) + tsuid_len + 7) & ~(size_t)7;
+    size_t tags_sz = (n ? n : 1) * sizeof(codec_tag_uid_t);
     size_t pairs_sz = kv ? (n ? n : 1) * sizeof(tw_pair_t) : 0;
-    char *mem = xcalloc(1, tags_off + (n ? n : 1) * sizeof(codec_tag_uid_t));
-    tw_series_t *s = (tw_series_t *)(void *)mem;
+    tw_series_t *s = xcalloc(1, sizeof *s + tsuid_len);
     pthread_mutex_init(&s->mu, NULL);
     s->metric = muid;
     s->n_tags = (uint16_t)n;
-    s->tags = (codec_tag_uid_t *)(void *)(mem + tags_off);
+    char *tx = xmalloc(tags_sz + pairs_sz + tlen);
+    s->tags = (codec_tag_uid_t *)(void *)tx;
     memcpy(s->tags, tags, n * sizeof *tags);
     size_t tl = 0;
     oct_put_be_n(s->tsuid, muid, w->uid_w[CODEC_UID_METRIC]);
@@ -73,9 +74,8 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
     s->tsuid_len = (uint8_t)tl;
     s->tsuid_hash = tw_hash_bytes(s->tsuid, tl, 0x452821E638D01377ull);
     if (kv) {
-        char *tx = xmalloc(pairs_sz + tlen);
-        s->pairs = (tw_pair_t *)(void *)tx;
-        s->text = tx + pairs_sz;
+        s->pairs = (tw_pair_t *)(void *)(tx + tags_sz);
+        s->text = tx + tags_sz + pairs_sz;
         memcpy(s->text, metric.ptr, metric.len);
         s->mlen = (uint32_t)metric.len;
         size_t off = metric.len;
@@ -102,8 +102,8 @@ void tw_series_free(tw_series_t *s)
         free(s->b[i].sent);
     }
     free(s->b);
-    free(s->pairs); /* and the text after them; NULL once registered */
-    /* the TSUID and tags are part of s's allocation */
+    free(s->tags); /* and the pairs and text after them; NULL once registered */
+    /* the TSUID is part of s's allocation */
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -121,9 +121,11 @@ static void series_register(tsdb_writer_t *w, tw_series_t *s, int with_text)
     tw_map_insert(&w->by_tsuid, s);
     if (s->text && with_text) tw_map_insert(&w->by_text, s);
     tw_index_add(w->index, s);
-    /* The text map holds its own copy; a registered series' text is never
-     * read again (a rename links the new text of a fresh series). */
-    free(s->pairs);
+    /* The text map holds its own copy of the text and the TSUID the tags: a
+     * registered series' tags and text are never read again (a rename
+     * links the new text of a fresh series). */
+    free(s->tags);
+    s->tags = NULL;
     s->pairs = NULL;
     s->text = NULL;
 }

@@ -51,20 +51,22 @@ typedef struct {
 
 typedef struct tw_series {
     /* Fields ordered widest first, the TSUID last: one allocation holds the
-     * struct, the TSUID (tsuid_len bytes, not TW_MAX_TSUID) and the tags
-     * (series_alloc), so a series costs what its UIDs take, not the largest
-     * TSUID possible. */
+     * struct and the TSUID (tsuid_len bytes, not TW_MAX_TSUID), so a series
+     * costs what its UIDs take, not the largest TSUID possible. */
     uint64_t hash; /* of the text key (tw_hash_*), 0 when text is absent */
     uint64_t tsuid_hash;
     uint64_t wal_seg; /* segment holding its SERIES record (under the WAL lock) */
     uint64_t metric;
     pthread_mutex_t mu; /* head */
     tw_bucket_t *b;
-    codec_tag_uid_t *tags; /* sorted by tagk UID; in s's allocation */
+    /* Until registered (NULL after: the TSUID holds them) the tags as UIDs,
+     * sorted by tagk UID once resolved, then in the same allocation the
+     * pairs and the text (series_alloc; series_register frees it). */
+    codec_tag_uid_t *tags;
     /* text key, until registered (absent for a series whose names could not
      * be resolved; NULL once registered: the text map holds its copy) */
-    char *text;       /* metric then pairs, no separators; after pairs in their allocation */
-    tw_pair_t *pairs; /* n_tags; the allocation (freed by series_register) */
+    char *text;       /* metric then pairs, no separators */
+    tw_pair_t *pairs; /* n_tags */
     uint32_t id;      /* process-local, names the series in WAL records */
     uint32_t nb, capb;
     uint32_t mlen;

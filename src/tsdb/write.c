@@ -416,12 +416,18 @@ void tw_map_link_text(tw_map_t *m, const tw_series_t *named, tw_series_t *s)
     map_insert_entry(m, (tw_series_t *)(void *)k);
 }
 
-static int series_holds(const tw_series_t *s, codec_uid_kind_t kind, uint64_t id)
+/* Does registered series s name UID id of kind? Its tags are read from
+ * its TSUID (a registered series keeps no other copy). */
+static int series_holds(const tsdb_writer_t *w, const tw_series_t *s, codec_uid_kind_t kind,
+                        uint64_t id)
 {
     if (id == 0) return 1; /* "any UID of the kind" (uid.h: a lost notification) */
     if (kind == CODEC_UID_METRIC) return s->metric == id;
-    for (size_t i = 0; i < s->n_tags; i++)
-        if ((kind == CODEC_UID_TAGK ? s->tags[i].tagk : s->tags[i].tagv) == id) return 1;
+    unsigned kw = w->uid_w[CODEC_UID_TAGK], vw = w->uid_w[CODEC_UID_TAGV];
+    const uint8_t *p = s->tsuid + w->uid_w[CODEC_UID_METRIC] + (kind == CODEC_UID_TAGK ? 0 : kw);
+    unsigned width = kind == CODEC_UID_TAGK ? kw : vw;
+    for (size_t i = 0; i < s->n_tags; i++, p += kw + vw)
+        if (oct_get_be_n(p, width) == id) return 1;
     return 0;
 }
 
@@ -439,7 +445,7 @@ void tw_names_changed(void *ctx, codec_uid_kind_t kind, uint64_t id)
             tw_series_t *x = slot_ptr(atomic_load_explicit(&t->slots[j], memory_order_relaxed));
             if (!x || x == (tw_series_t *)(void *)&tw_tomb) continue;
             tw_tkey_t *k = (tw_tkey_t *)(void *)x;
-            if (!series_holds(k->s, kind, id)) continue;
+            if (!series_holds(w, k->s, kind, id)) continue;
             /* a probe may be reading k: it is retired, not freed */
             atomic_store_explicit(&t->slots[j], slot_make((tw_series_t *)(void *)&tw_tomb, k->hash),
                                   memory_order_release);
