@@ -86,7 +86,7 @@ export class Chart {
     this.st = {};
     this.seriesAxis = [];
     this.table = null;
-    this.drawMs = null; // the last draw: data to painted canvas, in ms
+    this.drawMs = null; // the last draw: the answer to a painted canvas (uPlot's draw hook), in ms
     new ResizeObserver(() => {
       if (this.plot) this.plot.setSize(this.size());
     }).observe(el);
@@ -140,6 +140,8 @@ export class Chart {
     const pos = keyPos(st.key);
     const tableLegend = st.legend === 'table';
     const annotations = collectAnnotations(results);
+    const t0 = performance.now();
+    let timed = false;
     const opts = {
       ...this.size(),
       scales: { x: { time: true }, y: yScale(st, 'y'), ...(hasY2 ? { y2: yScale(st, 'y2') } : {}) },
@@ -158,6 +160,12 @@ export class Chart {
         draw: [u => {
           drawAnnotations(u, annotations, accent);
           placeMarkers(u, annotations);
+          // the canvas is painted: the time since the data came is the
+          // draw's cost (the first draw only; a hover or resize is not one)
+          if (!timed) {
+            timed = true;
+            this.drawMs = performance.now() - t0;
+          }
         }],
         setCursor: [u => { if (this.table) this.table.cursor(u.cursor.idx); }],
         setSeries: [u => { if (this.table) this.table.shown(); }],
@@ -176,7 +184,6 @@ export class Chart {
         })),
       ],
     };
-    const t0 = performance.now();
     this.drawMs = null;
     this.clear();
     this.el.dataset.key = tableLegend ? 'table' : pos;
@@ -190,8 +197,6 @@ export class Chart {
       if (this.onPick && this.plot) this.onPick(this.plot.posToVal(e.offsetX, 'x'));
     });
     if (tableLegend && pos !== 'none') this.table = new LegendTable(this.el, this.plot, v => fmtValue(v));
-    // uPlot paints before the next frame: the time to it is the draw's cost
-    requestAnimationFrame(() => { this.drawMs = performance.now() - t0; });
   }
 
   // Redraws with the current theme's colours.
