@@ -160,7 +160,8 @@ describe('chart', () => {
     const at = t0 + 20 * 60;
     await page.click('#annotate');
     const x = await xOf(at);
-    const y = await page.$eval('.u-over', e => e.getBoundingClientRect().top + 20);
+    // low on the plot, far from any line (every value is 100 or more): a global note
+    const y = await page.$eval('.u-over', e => e.getBoundingClientRect().bottom - 10);
     await page.mouse.click(x, y);
     await page.waitForSelector('#ann-form:not([hidden])');
     await page.type('#ann-text', 'restarted web02');
@@ -176,6 +177,41 @@ describe('chart', () => {
     ms = await markers();
     assert.deepEqual(ms.map(m => m.t), [SERIES_NOTE_AT, NOTE_AT, mine.startTime]);
     assert.equal(await page.$eval('#ann-form', f => f.hidden), true);
+    await page.close();
+  });
+
+  test('a click on a series\' point makes a note on that series (its TSUID)', async () => {
+    const look = await (await fetch(`${tsd.base}/api/search/lookup?m=sys.cpu.user{host=web02}`)).json();
+    assert.equal(look.results.length, 1);
+    const web02 = look.results[0].tsuid;
+    const page = await newPage();
+    await open(page, `start=${t0}&end=${END}&m=${CPU}`);
+    // web02's point at minute 12: 100 * 2 + 12
+    const j = 12, at = t0 + 60 * j;
+    await page.click('#annotate');
+    const p = await page.evaluate((tt, v) => {
+      const u = window.octsdbUI.plot, box = u.over.getBoundingClientRect();
+      return { x: box.left + u.valToPos(tt, 'x'), y: box.top + u.valToPos(v, 'y') };
+    }, at, 200 + j);
+    await page.mouse.click(p.x, p.y + 3);
+    await page.waitForSelector('#ann-form:not([hidden])');
+    assert.equal(await page.$eval('#ann-target', s => s.selectedOptions[0].textContent), 'sys.cpu.user{host=web02}');
+    await page.type('#ann-text', 'web02 swapped a disk');
+    const runs = await page.evaluate(() => window.octsdbUI.runs);
+    await page.click('#ann-form button[type=submit]');
+    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+    // stored on web02's series, at the point's own time
+    const r = await fetch(`${tsd.base}/api/annotation?tsuid=${web02}&start_time=${at}`);
+    assert.equal(r.status, 200);
+    const note = await r.json();
+    assert.deepEqual([note.tsuid, note.startTime, note.description], [web02, at, 'web02 swapped a disk']);
+    // not a global one
+    const globals = await (await fetch(`${tsd.base}/api/annotations?start_time=${t0}&end_time=${END}`)).json();
+    assert.ok(!globals.some(n => n.description === 'web02 swapped a disk'), JSON.stringify(globals));
+    // drawn with the others, naming its series
+    const mine = await page.$$eval('.ann', (ms, tt) => ms.filter(m => +m.dataset.time === tt).map(m => m.title), at);
+    assert.equal(mine.length, 1);
+    assert.match(mine[0], new RegExp(`web02 swapped a disk .*series ${web02}`));
     await page.close();
   });
 
