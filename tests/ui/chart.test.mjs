@@ -212,6 +212,27 @@ describe('chart', () => {
     const mine = await page.$$eval('.ann', (ms, tt) => ms.filter(m => +m.dataset.time === tt).map(m => m.title), at);
     assert.equal(mine.length, 1);
     assert.match(mine[0], new RegExp(`web02 swapped a disk .*series ${web02}`));
+    // a series summing all three hosts (600 + 3j): a note on each of them
+    const all = (await (await fetch(`${tsd.base}/api/search/lookup?m=sys.cpu.user`)).json()).results.map(x => x.tsuid);
+    assert.equal(all.length, HOSTS.length);
+    await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user`);
+    const k = 25, at2 = t0 + 60 * k;
+    await page.click('#annotate');
+    const p2 = await page.evaluate((tt, v) => {
+      const u = window.octsdbUI.plot, box = u.over.getBoundingClientRect();
+      return { x: box.left + u.valToPos(tt, 'x'), y: box.top + u.valToPos(v, 'y') };
+    }, at2, 600 + 3 * k);
+    await page.mouse.click(p2.x, p2.y - 2);
+    await page.waitForSelector('#ann-form:not([hidden])');
+    assert.equal(await page.$eval('#ann-target', s => s.selectedOptions[0].textContent), 'sys.cpu.user (each of its 3 series)');
+    await page.type('#ann-text', 'rack power');
+    const runs2 = await page.evaluate(() => window.octsdbUI.runs);
+    await page.click('#ann-form button[type=submit]');
+    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs2);
+    for (const id of all) {
+      const n = await (await fetch(`${tsd.base}/api/annotation?tsuid=${id}&start_time=${at2}`)).json();
+      assert.deepEqual([n.tsuid, n.startTime, n.description], [id, at2, 'rack power']);
+    }
     await page.close();
   });
 
