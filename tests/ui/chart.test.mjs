@@ -61,6 +61,24 @@ async function hover(page, j) {
   await page.waitForFunction(tt => { const u = window.octsdbUI.plot; return u.data[0][u.cursor.idx] === tt; }, {}, t);
 }
 
+// Annotate, a click dy pixels below the point (t, v) of the y axis, text,
+// Save; returns what the form said the note was on. Waits for the redraw.
+async function noteOnPoint(page, t, v, dy, text) {
+  await page.click('#annotate');
+  const p = await page.evaluate((tt, vv) => {
+    const u = window.octsdbUI.plot, box = u.over.getBoundingClientRect();
+    return { x: box.left + u.valToPos(tt, 'x'), y: box.top + u.valToPos(vv, 'y') };
+  }, t, v);
+  await page.mouse.click(p.x, p.y + dy);
+  await page.waitForSelector('#ann-form:not([hidden])');
+  const on = await page.$eval('#ann-target', s => s.selectedOptions[0].textContent);
+  await page.type('#ann-text', text);
+  const runs = await page.evaluate(() => window.octsdbUI.runs);
+  await page.click('#ann-form button[type=submit]');
+  await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+  return on;
+}
+
 const shown = page => page.evaluate(() => window.octsdbUI.plot.series.slice(1).map(s => s.show));
 
 describe('chart', () => {
@@ -188,18 +206,7 @@ describe('chart', () => {
     await open(page, `start=${t0}&end=${END}&m=${CPU}`);
     // web02's point at minute 12: 100 * 2 + 12
     const j = 12, at = t0 + 60 * j;
-    await page.click('#annotate');
-    const p = await page.evaluate((tt, v) => {
-      const u = window.octsdbUI.plot, box = u.over.getBoundingClientRect();
-      return { x: box.left + u.valToPos(tt, 'x'), y: box.top + u.valToPos(v, 'y') };
-    }, at, 200 + j);
-    await page.mouse.click(p.x, p.y + 3);
-    await page.waitForSelector('#ann-form:not([hidden])');
-    assert.equal(await page.$eval('#ann-target', s => s.selectedOptions[0].textContent), 'sys.cpu.user{host=web02}');
-    await page.type('#ann-text', 'web02 swapped a disk');
-    const runs = await page.evaluate(() => window.octsdbUI.runs);
-    await page.click('#ann-form button[type=submit]');
-    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+    assert.equal(await noteOnPoint(page, at, 200 + j, 3, 'web02 swapped a disk'), 'sys.cpu.user{host=web02}');
     // stored on web02's series, at the point's own time
     const r = await fetch(`${tsd.base}/api/annotation?tsuid=${web02}&start_time=${at}`);
     assert.equal(r.status, 200);
@@ -217,18 +224,7 @@ describe('chart', () => {
     assert.equal(all.length, HOSTS.length);
     await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user`);
     const k = 25, at2 = t0 + 60 * k;
-    await page.click('#annotate');
-    const p2 = await page.evaluate((tt, v) => {
-      const u = window.octsdbUI.plot, box = u.over.getBoundingClientRect();
-      return { x: box.left + u.valToPos(tt, 'x'), y: box.top + u.valToPos(v, 'y') };
-    }, at2, 600 + 3 * k);
-    await page.mouse.click(p2.x, p2.y - 2);
-    await page.waitForSelector('#ann-form:not([hidden])');
-    assert.equal(await page.$eval('#ann-target', s => s.selectedOptions[0].textContent), 'sys.cpu.user (each of its 3 series)');
-    await page.type('#ann-text', 'rack power');
-    const runs2 = await page.evaluate(() => window.octsdbUI.runs);
-    await page.click('#ann-form button[type=submit]');
-    await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs2);
+    assert.equal(await noteOnPoint(page, at2, 600 + 3 * k, -2, 'rack power'), 'sys.cpu.user (each of its 3 series)');
     for (const id of all) {
       const n = await (await fetch(`${tsd.base}/api/annotation?tsuid=${id}&start_time=${at2}`)).json();
       assert.deepEqual([n.tsuid, n.startTime, n.description], [id, at2, 'rack power']);
