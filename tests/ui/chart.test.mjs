@@ -61,6 +61,24 @@ async function hover(page, j) {
   await page.waitForFunction(tt => { const u = window.octsdbUI.plot; return u.data[0][u.cursor.idx] === tt; }, {}, t);
 }
 
+// Annotate, a click dy pixels below the point (t, v) of the y axis, text,
+// Save; returns what the form said the note was on. Waits for the redraw.
+async function noteOnPoint(page, t, v, dy, text) {
+  await page.click('#annotate');
+  const p = await page.evaluate((tt, vv) => {
+    const u = window.octsdbUI.plot, box = u.over.getBoundingClientRect();
+    return { x: box.left + u.valToPos(tt, 'x'), y: box.top + u.valToPos(vv, 'y') };
+  }, t, v);
+  await page.mouse.click(p.x, p.y + dy);
+  await page.waitForSelector('#ann-form:not([hidden])');
+  const on = await page.$eval('#ann-target', s => s.selectedOptions[0].textContent);
+  await page.type('#ann-text', text);
+  const runs = await page.evaluate(() => window.octsdbUI.runs);
+  await page.click('#ann-form button[type=submit]');
+  await page.waitForFunction(n => window.octsdbUI.runs > n, {}, runs);
+  return on;
+}
+
 const shown = page => page.evaluate(() => window.octsdbUI.plot.series.slice(1).map(s => s.show));
 
 describe('chart', () => {
@@ -160,7 +178,8 @@ describe('chart', () => {
     const at = t0 + 20 * 60;
     await page.click('#annotate');
     const x = await xOf(at);
-    const y = await page.$eval('.u-over', e => e.getBoundingClientRect().top + 20);
+    // low on the plot, far from any line (every value is 100 or more): a global note
+    const y = await page.$eval('.u-over', e => e.getBoundingClientRect().bottom - 10);
     await page.mouse.click(x, y);
     await page.waitForSelector('#ann-form:not([hidden])');
     await page.type('#ann-text', 'restarted web02');
@@ -176,6 +195,40 @@ describe('chart', () => {
     ms = await markers();
     assert.deepEqual(ms.map(m => m.t), [SERIES_NOTE_AT, NOTE_AT, mine.startTime]);
     assert.equal(await page.$eval('#ann-form', f => f.hidden), true);
+    await page.close();
+  });
+
+  test('a click on a series\' point makes a note on that series (its TSUID)', async () => {
+    const look = await (await fetch(`${tsd.base}/api/search/lookup?m=sys.cpu.user{host=web02}`)).json();
+    assert.equal(look.results.length, 1);
+    const web02 = look.results[0].tsuid;
+    const page = await newPage();
+    await open(page, `start=${t0}&end=${END}&m=${CPU}`);
+    // web02's point at minute 12: 100 * 2 + 12
+    const j = 12, at = t0 + 60 * j;
+    assert.equal(await noteOnPoint(page, at, 200 + j, 3, 'web02 swapped a disk'), 'sys.cpu.user{host=web02}');
+    // stored on web02's series, at the point's own time
+    const r = await fetch(`${tsd.base}/api/annotation?tsuid=${web02}&start_time=${at}`);
+    assert.equal(r.status, 200);
+    const note = await r.json();
+    assert.deepEqual([note.tsuid, note.startTime, note.description], [web02, at, 'web02 swapped a disk']);
+    // not a global one
+    const globals = await (await fetch(`${tsd.base}/api/annotations?start_time=${t0}&end_time=${END}`)).json();
+    assert.ok(!globals.some(n => n.description === 'web02 swapped a disk'), JSON.stringify(globals));
+    // drawn with the others, naming its series
+    const mine = await page.$$eval('.ann', (ms, tt) => ms.filter(m => +m.dataset.time === tt).map(m => m.title), at);
+    assert.equal(mine.length, 1);
+    assert.match(mine[0], new RegExp(`web02 swapped a disk .*series ${web02}`));
+    // a series summing all three hosts (600 + 3j): a note on each of them
+    const all = (await (await fetch(`${tsd.base}/api/search/lookup?m=sys.cpu.user`)).json()).results.map(x => x.tsuid);
+    assert.equal(all.length, HOSTS.length);
+    await open(page, `start=${t0}&end=${END}&m=sum:sys.cpu.user`);
+    const k = 25, at2 = t0 + 60 * k;
+    assert.equal(await noteOnPoint(page, at2, 600 + 3 * k, -2, 'rack power'), 'sys.cpu.user (each of its 3 series)');
+    for (const id of all) {
+      const n = await (await fetch(`${tsd.base}/api/annotation?tsuid=${id}&start_time=${at2}`)).json();
+      assert.deepEqual([n.tsuid, n.startTime, n.description], [id, at2, 'rack power']);
+    }
     await page.close();
   });
 

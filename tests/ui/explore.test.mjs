@@ -87,6 +87,7 @@ describe('pages', () => {
     assert.deepEqual(await page.$$eval('#explore-metrics button', bs => bs.map(b => b.textContent)), ['ex.err', 'ex.req']);
     await page.click('#explore-metrics li:nth-child(2) button');
     await page.waitForSelector('#explore-series table');
+    assert.match(page.url(), /#page=explore&metric=ex\.req$/);
     assert.match(await page.$eval('#explore-series .summary', p => p.textContent), /^6 series, 2 tag keys /);
     const counts = await page.$$eval('#explore-series tbody tr', trs => trs.map(tr => [tr.dataset.tagk, tr.dataset.tagv,
       +tr.querySelector('.count').textContent]));
@@ -99,6 +100,39 @@ describe('pages', () => {
     await page.waitForFunction(() => window.octsdbUI.plot && window.octsdbUI.plot.series.length === 3);
     assert.deepEqual(page.queries.at(-1).searchParams.getAll('m'), ['sum:ex.req{dc=*}']);
     assert.equal(await page.$eval('#page-graph', s => s.hidden), false);
+    await page.close();
+  });
+
+  test('explorer: the chosen metric is in the URL; Back returns to the one before; the link opens it', async () => {
+    const page = await newPage();
+    await openPage(page, 'explore', '#explore-metrics button');
+    const summary = () => page.$eval('#explore-series .summary', p => p.textContent);
+    const pick = async name => {
+      await page.click(`#explore-metrics button[data-name="${name}"]`);
+      await page.waitForFunction(n => document.querySelector('#explore-series h3')?.textContent === n, {}, name);
+    };
+    await pick('ex.err');
+    assert.match(page.url(), /#page=explore&metric=ex\.err$/);
+    assert.match(await summary(), /^1 series, 1 tag key /);
+    await pick('ex.req');
+    assert.match(page.url(), /#page=explore&metric=ex\.req$/);
+    assert.match(await summary(), new RegExp(`^${SERIES.length} series, 2 tag keys `));
+    // Back: ex.err again, its button the chosen one
+    await page.goBack();
+    await page.waitForFunction(() => document.querySelector('#explore-series h3')?.textContent === 'ex.err');
+    assert.match(await summary(), /^1 series, 1 tag key /);
+    assert.deepEqual(await page.$$eval('#explore-metrics button[aria-pressed="true"]', bs => bs.map(b => b.textContent)), ['ex.err']);
+    // Back once more: no metric chosen
+    await page.goBack();
+    await page.waitForFunction(() => !document.querySelector('#explore-series h3'));
+    assert.match(page.url(), /#page=explore$/);
+    // the link in a new page
+    const copy = await newPage();
+    await copy.goto(`${tsd.base}/#page=explore&metric=other.metric`);
+    await copy.waitForFunction(() => document.querySelector('#explore-series h3')?.textContent === 'other.metric');
+    assert.deepEqual(await copy.$$eval('#explore-series tbody tr', trs => trs.map(tr => [tr.dataset.tagk, tr.dataset.tagv])),
+      [['host', 'h1']]);
+    await copy.close();
     await page.close();
   });
 

@@ -77,10 +77,11 @@ export async function put(base, points) {
   if (r.status !== 204) throw new Error(`/api/put: ${r.status} ${await r.text()}`);
 }
 
-// GET /api/query with the m= strings, dps as [[t, v], ...] (arrays=true,
-// as the page asks); returns [status, body].
+// GET /api/query with the m= strings, dps as [[t, v], ...] and the TSUIDs
+// of each series (arrays=true, show_tsuids=true, as the page asks); returns
+// [status, body].
 export async function apiQuery(base, start, end, ms) {
-  const qs = new URLSearchParams({ start: String(start), arrays: 'true' });
+  const qs = new URLSearchParams({ start: String(start), arrays: 'true', show_tsuids: 'true' });
   if (end) qs.append('end', String(end));
   for (const m of ms) qs.append('m', m);
   const r = await fetch(`${base}/api/query?${qs}`);

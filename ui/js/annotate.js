@@ -1,9 +1,12 @@
 // annotate.js -- annotations on the chart: drawn as dashed lines with a
 // mark on the time axis (and a hoverable marker holding the description),
-// and made by clicking the chart in "Annotate" mode, which POSTs a global
-// note (no tsuid) to /api/annotation and asks again so the TSD's copy is
-// what is drawn.
-import { annotate } from './api.js';
+// and made by clicking the chart in "Annotate" mode: a click on a series'
+// point makes a note on that series (its TSUID; a series aggregating
+// several gets one on each, /api/annotation/bulk), elsewhere a global note
+// (no tsuid); the form can switch a series' note to global. The page then
+// asks again so the TSD's copy is what is drawn.
+import { annotate, annotateBulk } from './api.js';
+import { seriesLabel } from './chart.js';
 
 // On uPlot's canvas, inside the plot area (u.bbox is in canvas pixels).
 export function drawAnnotations(u, anns, colour) {
@@ -61,10 +64,11 @@ export function placeMarkers(u, anns) {
 export class Annotator {
   constructor(chart, els, saved, showError) {
     this.chart = chart;
-    this.els = els; // {button, form, time, text}
+    this.els = els; // {button, form, time, text, target}
     this.saved = saved;
     this.showError = showError;
     this.t = null;
+    this.tsuids = [];
     els.button.addEventListener('click', () => this.picking(!this.chart.onPick));
     els.form.addEventListener('submit', e => {
       e.preventDefault();
@@ -74,15 +78,19 @@ export class Annotator {
   }
 
   picking(on) {
-    this.chart.onPick = on ? t => this.open(t) : null;
+    this.chart.onPick = on ? (t, series) => this.open(t, series) : null;
     this.els.button.setAttribute('aria-pressed', String(on));
     this.chart.el.classList.toggle('picking', on);
   }
 
-  open(t) {
+  open(t, series) {
     this.t = Math.round(t);
+    this.tsuids = (series && series.tsuids) || [];
     this.picking(false);
     this.els.time.textContent = new Date(this.t * 1000).toISOString().replace('.000Z', 'Z');
+    const n = this.tsuids.length;
+    this.els.target.replaceChildren(new Option('all series (global)', 'global'),
+      ...(n ? [new Option(`${seriesLabel(series)}${n > 1 ? ` (each of its ${n} series)` : ''}`, 'series', true, true)] : []));
     this.els.form.hidden = false;
     this.els.text.value = '';
     this.els.text.focus();
@@ -97,7 +105,10 @@ export class Annotator {
     const description = this.els.text.value.trim();
     if (this.t === null) return;
     try {
-      await annotate({ startTime: this.t, description });
+      const ids = this.els.target.value === 'series' ? this.tsuids : [];
+      if (ids.length === 1) await annotate({ startTime: this.t, description, tsuid: ids[0] });
+      else if (ids.length) await annotateBulk(ids.map(tsuid => ({ startTime: this.t, description, tsuid })));
+      else await annotate({ startTime: this.t, description });
       this.close();
       this.saved();
     } catch (e) {

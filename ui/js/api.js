@@ -73,13 +73,25 @@ export function annotate(note) {
   return getJSON('api/annotation', [], undefined, note);
 }
 
+// Stores one note on each of several series (/api/annotation/bulk).
+export function annotateBulk(notes) {
+  return getJSON('api/annotation/bulk', [], undefined, notes);
+}
+
+// The latest point of each series named by TSUID, looking back at most
+// backScan hours: [{metric, tags, timestamp (ms), value (text), tsuid}].
+export function last(tsuids, backScan, signal) {
+  return getJSON('api/query/last', [], signal, { queries: [{ tsuids }], resolveNames: true, backScan });
+}
+
 // ms is the m= strings (formatM); the answer is /api/query's array, each
 // series' dps as [[timestamp, value], ...] in time order (arrays=true:
 // reading an object of 166 K numeric keys cost the page 400 ms), with the
-// global annotations of the range. showQuery adds each series' query (its
-// index: which m= it answers).
+// TSUIDs it aggregates (for its last values and notes on it) and the global
+// annotations of the range. showQuery adds each series' query (its index:
+// which m= it answers).
 export function query(start, end, ms, signal, showQuery = false) {
-  const p = [['start', start || '1h-ago'], ['arrays', 'true'], ['global_annotations', 'true']];
+  const p = [['start', start || '1h-ago'], ['arrays', 'true'], ['show_tsuids', 'true'], ['global_annotations', 'true']];
   if (showQuery) p.push(['show_query', 'true']);
   if (end) p.push(['end', end]);
   for (const m of ms) p.push(['m', m]);

@@ -9,6 +9,9 @@ import { fmtValue, fmtWith } from './format.js';
 import { keyPos, parseRange } from './state.js';
 import { LegendTable } from './legend_table.js';
 
+// how near (CSS pixels) a click must be to a point to be on it
+const POINT_PX = 8;
+
 export const PALETTE = ['#2f7ed8', '#e4572e', '#29a35a', '#9b59b6', '#f0a202', '#17becf', '#d62790',
   '#7f7f7f', '#8c564b', '#bcbd22', '#1f3a93', '#c0392b'];
 
@@ -76,7 +79,9 @@ function cssVar(name) {
 
 export class Chart {
   // onZoom(minSeconds, maxSeconds): called when the user drags a range;
-  // onPick(seconds): a click on the plot while picking (annotate.js).
+  // onPick(seconds, series): a click on the plot while picking
+  // (annotate.js); series is the answer's series whose point was clicked,
+  // or null.
   constructor(el, onZoom) {
     this.el = el;
     this.onZoom = onZoom;
@@ -86,7 +91,7 @@ export class Chart {
     this.st = {};
     this.seriesAxis = [];
     this.table = null;
-    this.drawMs = null; // the last draw: data to painted canvas, in ms
+    this.drawMs = null; // the last draw: the answer to a painted canvas (uPlot's draw hook), in ms
     new ResizeObserver(() => {
       if (this.plot) this.plot.setSize(this.size());
     }).observe(el);
@@ -140,6 +145,8 @@ export class Chart {
     const pos = keyPos(st.key);
     const tableLegend = st.legend === 'table';
     const annotations = collectAnnotations(results);
+    const t0 = performance.now();
+    let timed = false;
     const opts = {
       ...this.size(),
       scales: { x: { time: true }, y: yScale(st, 'y'), ...(hasY2 ? { y2: yScale(st, 'y2') } : {}) },
@@ -158,6 +165,12 @@ export class Chart {
         draw: [u => {
           drawAnnotations(u, annotations, accent);
           placeMarkers(u, annotations);
+          // the canvas is painted: the time since the data came is the
+          // draw's cost (the first draw only; a hover or resize is not one)
+          if (!timed) {
+            timed = true;
+            this.drawMs = performance.now() - t0;
+          }
         }],
         setCursor: [u => { if (this.table) this.table.cursor(u.cursor.idx); }],
         setSeries: [u => { if (this.table) this.table.shown(); }],
@@ -176,7 +189,6 @@ export class Chart {
         })),
       ],
     };
-    const t0 = performance.now();
     this.drawMs = null;
     this.clear();
     this.el.dataset.key = tableLegend ? 'table' : pos;
@@ -187,11 +199,27 @@ export class Chart {
     });
     this.plot = new uPlot(opts, cols, this.el);
     this.plot.over.addEventListener('click', e => {
-      if (this.onPick && this.plot) this.onPick(this.plot.posToVal(e.offsetX, 'x'));
+      if (!this.onPick || !this.plot) return;
+      const at = this.pointAt(e.offsetX, e.offsetY);
+      if (at) this.onPick(at.t, results[at.i]);
+      else this.onPick(this.plot.posToVal(e.offsetX, 'x'), null);
     });
     if (tableLegend && pos !== 'none') this.table = new LegendTable(this.el, this.plot, v => fmtValue(v));
-    // uPlot paints before the next frame: the time to it is the draw's cost
-    requestAnimationFrame(() => { this.drawMs = performance.now() - t0; });
+  }
+
+  // The shown series' point nearest (x, y) on the plot (CSS pixels), if
+  // one is within POINT_PX: {i: its index in the answer, t: its time}.
+  pointAt(x, y) {
+    const u = this.plot, idx = u.posToIdx(x);
+    if (idx == null || idx < 0 || Math.abs(u.valToPos(u.data[0][idx], 'x') - x) > POINT_PX) return null;
+    let best = null, bestD = POINT_PX;
+    for (let i = 1; i < u.series.length; i++) {
+      const v = u.data[i][idx];
+      if (!u.series[i].show || v == null) continue;
+      const d = Math.abs(u.valToPos(v, u.series[i].scale) - y);
+      if (d <= bestD) { best = i; bestD = d; }
+    }
+    return best === null ? null : { i: best - 1, t: u.data[0][idx] };
   }
 
   // Redraws with the current theme's colours.

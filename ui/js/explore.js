@@ -1,7 +1,9 @@
 // explore.js -- the metric and series explorer: the metrics starting with
 // a prefix (/api/suggest), and for one metric its series (/api/search/lookup):
 // how many, each tag key with its values and how many series carry each,
-// with links that graph the metric grouped by a key or for one value.
+// with links that graph the metric grouped by a key or for one value. The
+// chosen metric is in the fragment (metric=), so Back returns to the one
+// before and a link opens it.
 import * as api from './api.js';
 import { emptyQuery, formatFragment } from './state.js';
 
@@ -27,16 +29,35 @@ function link(text, href) {
 }
 
 export class ExplorePage {
-  constructor() {
+  // choose(name): the user picked a metric (the page puts it in the fragment)
+  constructor(choose) {
+    this.choose = choose;
     this.listed = false;
+    this.shown = null; // the metric whose series are shown
     $('explore-form').addEventListener('submit', e => {
       e.preventDefault();
       this.list();
     });
   }
 
-  show() {
+  // st.metric: the metric to show ('' none)
+  show(st) {
     if (!this.listed) this.list();
+    if ((st.metric || '') !== (this.shown || '')) {
+      if (st.metric) this.metric(st.metric);
+      else this.clearMetric();
+    }
+  }
+
+  clearMetric() {
+    this.shown = null;
+    this.mark('');
+    $('explore-series').replaceChildren();
+  }
+
+  mark(name) {
+    for (const b of document.querySelectorAll('#explore-metrics button'))
+      b.setAttribute('aria-pressed', String(b.textContent === name));
   }
 
   hide() {}
@@ -54,10 +75,12 @@ export class ExplorePage {
       $('explore-metrics').replaceChildren(...names.map(n => {
         const li = document.createElement('li');
         const b = Object.assign(document.createElement('button'), { type: 'button', textContent: n });
-        b.addEventListener('click', () => this.metric(n));
+        b.dataset.name = n;
+        b.addEventListener('click', () => this.choose(n));
         li.append(b);
         return li;
       }));
+      this.mark(this.shown || '');
       this.status(`${names.length} metric${names.length === 1 ? '' : 's'}${names.length >= METRICS_MAX ? ' (the first ' + METRICS_MAX + ')' : ''}`);
     } catch (e) {
       this.status(e.message, true);
@@ -65,16 +88,18 @@ export class ExplorePage {
   }
 
   async metric(name) {
-    for (const b of document.querySelectorAll('#explore-metrics button'))
-      b.setAttribute('aria-pressed', String(b.textContent === name));
+    this.shown = name;
+    this.mark(name);
     const box = $('explore-series');
     let res;
     try {
       res = await api.lookup(name, SERIES_MAX);
     } catch (e) {
+      if (this.shown !== name) return;
       box.replaceChildren(Object.assign(document.createElement('p'), { className: 'error-text', textContent: e.message }));
       return;
     }
+    if (this.shown !== name) return; // another was chosen meanwhile
     // tag key -> value -> series count
     const keys = new Map();
     for (const s of res.results)

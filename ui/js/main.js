@@ -10,7 +10,7 @@ import { QueryForm } from './form.js';
 import { LogsPage, StatusPage } from './status.js';
 import { autoInterval, formatFragment, formatM, KEY_STRINGS, keyPos, PAGES, parseFragment, parseTime } from './state.js';
 import { UidPage } from './uids.js';
-import { renderJSON, renderTable, toCSV } from './views.js';
+import { renderJSON, renderLast, renderTable, toCSV, tsuidsByQuery } from './views.js';
 
 const $ = id => document.getElementById(id);
 let form = null, cur = null, inflight = null, timer = 0, results = null, csvUrl = null;
@@ -47,14 +47,38 @@ function showView() {
     b.setAttribute('aria-selected', String(b.dataset.view === view));
   for (const el of document.querySelectorAll('.view')) el.hidden = el.id !== view;
   if (!results) {
-    $('table').replaceChildren();
+    $('table-series').replaceChildren();
+    $('table-last').replaceChildren();
     $('json').textContent = '';
     return;
   }
-  if (view === 'table') renderTable($('table'), results);
+  if (view === 'table') {
+    renderTable($('table-series'), results);
+    showLast(cur, results);
+  }
   if (view === 'json') renderJSON($('json'), results);
   // the chart is always drawn (its size needs it visible: redraw on return)
   if (view === 'chart' && chart.last !== results) chart.draw(results, cur, seriesAxes(cur, results));
+}
+
+// The table's second part: per query, the series it reads and each one's
+// latest point (/api/query/last by the TSUIDs the answer names, so every
+// filter type selects as in the query), asked once per answer. backScan
+// reaches back to the range's start: each series has a point since.
+let lastFor = null;
+async function showLast(st, r) {
+  if (lastFor === r) return;
+  lastFor = r;
+  const el = $('table-last');
+  el.replaceChildren(Object.assign(document.createElement('p'), { className: 'muted', textContent: 'asking /api/query/last…' }));
+  const now = Math.floor(Date.now() / 1000);
+  const start = parseTime(st.start || '1h-ago', now, st.utc);
+  const backScan = start === null ? 0 : Math.max(1, Math.ceil((now - start) / 3600) + 1);
+  const ms = st.queries.map(formatM);
+  const groups = await Promise.all(tsuidsByQuery(r, ms.length).map((ids, i) => (ids.length
+    ? api.last(ids, backScan).then(rows => ({ m: ms[i], rows }), e => ({ m: ms[i], error: e.message }))
+    : { m: ms[i], rows: [] })));
+  if (lastFor === r) renderLast(el, groups);
 }
 
 // ---- query history: the last HISTORY_MAX fragments that answered, newest
@@ -89,7 +113,7 @@ function setResults(r) {
 }
 
 $('png').addEventListener('click', () => { if (chart.plot) downloadPNG(chart.plot); });
-new Annotator(chart, { button: $('annotate'), form: $('ann-form'), time: $('ann-time'), text: $('ann-text') },
+new Annotator(chart, { button: $('annotate'), form: $('ann-form'), time: $('ann-time'), text: $('ann-text'), target: $('ann-target') },
   () => { if (cur) run(cur); }, showError);
 
 // The m= strings sent for st: an auto downsample interval becomes the one
@@ -121,7 +145,8 @@ async function run(st) {
   if (inflight) inflight.abort();
   clearTimeout(timer);
   const ms = requestMs(st);
-  const mixed = new Set(st.queries.map(q => q.axis || 'y')).size > 1;
+  // several queries: each series names its query (its axis, its table part)
+  const several = st.queries.length > 1;
   const badFormat = checkFormat(st.yformat || '') || checkFormat(st.y2format || '');
   if (badFormat) {
     chart.clear();
@@ -150,10 +175,10 @@ async function run(st) {
     $('status').textContent = 'cancelled';
   };
   try {
-    const r = await api.query(st.start, st.end, ms, ctl.signal, mixed);
+    const r = await api.query(st.start, st.end, ms, ctl.signal, several);
     showError('');
     setResults(r);
-    remember(formatFragment({ ...st, view: 'chart', page: 'graph' }));
+    remember(formatFragment({ ...st, view: 'chart', page: 'graph', metric: '' }));
     if (st.view === 'chart') chart.draw(r, st, seriesAxes(st, r));
     showView();
     const points = r.reduce((n, s) => n + s.dps.length, 0);
@@ -181,7 +206,7 @@ async function run(st) {
 // ---- the other pages: each shown by its own module; the graph's state
 // stays in the fragment meanwhile ----
 const pages = {
-  explore: new ExplorePage(),
+  explore: new ExplorePage(metric => go({ ...cur, metric }, false)),
   uids: new UidPage(),
   status: new StatusPage(),
   logs: new LogsPage(),
@@ -193,12 +218,12 @@ function showPage(page) {
     document.querySelector(`#pages [data-page="${p}"]`).setAttribute('aria-current', String(p === page));
     if (p !== 'graph' && p !== page) pages[p].hide();
   }
-  if (page !== 'graph') pages[page].show();
+  if (page !== 'graph') pages[page].show(cur);
 }
 
 function fromFragment() {
   const st = parseFragment(location.hash.replace(/^#/, ''));
-  const graphOf = s => formatFragment({ ...s, view: 'chart', page: 'graph' });
+  const graphOf = s => formatFragment({ ...s, view: 'chart', page: 'graph', metric: '' });
   // Back/Forward or a view switch over the same queries: no need to ask
   // again (another page drops the answer: the graph asks when shown again)
   const onlyView = !wantRun && cur && results && graphOf(st) === graphOf(cur);

@@ -5,7 +5,8 @@
 // &m=<query>... then OpenTSDB's axis keys (yrange=[min:max], y2range,
 // ylabel, y2label, yformat, y2format, ylog, y2log), its legend keys
 // (key=out right|top..., nokey), and our tz=utc, refresh=<seconds>,
-// view=table|json, legend=table and page=explore|uids|status|logs. Each
+// view=table|json, legend=table, page=explore|uids|status|logs and
+// metric=<name> (the explorer's chosen metric). Each
 // query is
 //   agg:[interval-fn[-fill]:][rate[{counter[,max[,reset]]}]:]metric[{groupby}][{filters}]
 // where interval may be "auto" (ours: from the chart's width). An o= after
@@ -147,7 +148,7 @@ export function parseFragment(frag) {
   const st = {
     start: '', end: '', queries: [], extra: [], refresh: 0, view: 'chart', page: 'graph', utc: false,
     yrange: '', ylog: false, ylabel: '', yformat: '', y2range: '', y2log: false, y2label: '', y2format: '',
-    key: '', legend: '',
+    key: '', legend: '', metric: '',
   };
   const errors = [];
   let last; // the query of the latest m= (null: it failed), whose options an o= holds
@@ -168,6 +169,7 @@ export function parseFragment(frag) {
     else if (k === 'nokey') st.key = null;
     else if (k === 'legend' && v === 'table') st.legend = v;
     else if (k === 'tz' && v === 'utc') st.utc = true;
+    else if (k === 'metric' && v) st.metric = v;
     else if (k === 'o' && last !== undefined) {
       if (last && /\baxis\s+x1y2\b/.test(v || '')) last.axis = 'y2';
       last = undefined; // one o= per m=
@@ -214,6 +216,7 @@ export function formatFragment(st) {
   if (st.refresh > 0) parts.push(`refresh=${st.refresh}`);
   if (st.view && st.view !== 'chart') parts.push(`view=${st.view}`);
   if (st.page && st.page !== 'graph') parts.push(`page=${st.page}`);
+  if (st.metric) parts.push('metric=' + encode(st.metric));
   for (const [k, v] of st.extra || []) parts.push(v === null ? encode(k) : `${encode(k)}=${encode(v)}`);
   return parts.join('&');
 }
