@@ -75,7 +75,7 @@ int query_hist_check(query_sub_t *s, oct_errbuf_t *eb)
     if (s->has_downsample && s->ds.fill != QUERY_FILL_NONE)
         return oct_err(eb, OCT_EPARSE,
                        "Fill policies are not supported for histogram queries (use none)");
-    qsort(s->percentiles, s->n_percentiles, sizeof(double), cmp_double);
+    if (s->n_percentiles) qsort(s->percentiles, s->n_percentiles, sizeof(double), cmp_double);
     return 0;
 }
 
