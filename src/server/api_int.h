@@ -49,6 +49,7 @@ void api_search_tsmeta(api_call_t *c); /* api_search_meta.c */
 void api_search_tsmeta_summary(api_call_t *c);
 void api_search_tsuids(api_call_t *c);
 void api_search_uidmeta(api_call_t *c);
+void api_search_annotation(api_call_t *c);
 void api_uid_assign(api_call_t *c);
 void api_uid_uidmeta(api_call_t *c);
 void api_uid_tsmeta(api_call_t *c);

@@ -3,6 +3,7 @@
  * passes the metric terms) or from the UID registry, kept when every term
  * holds, sorted, then paged. Paging after sorting is what makes startIndex
  * stable between calls. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "common/xmalloc.h"
 #include "tsdb/read.h"
 #include "tsdb/search.h"
+#include "tsdb/tsdb_int.h"
 #include "uid/uid.h"
 
 enum { F_METRIC, F_TAGK, F_TAGV, F_TAG, F_TYPE };
@@ -27,8 +29,13 @@ typedef struct {
     size_t n;
 } query_t;
 
-/* '*' matches any run of bytes (also none); everything else itself. */
 static int glob_match(const char *p, const uint8_t *s, size_t n)
+{
+    return tsdb__glob_match(p, s, n, 0);
+}
+
+/* '*' matches any run of bytes (also none); everything else itself. */
+int tsdb__glob_match(const char *p, const uint8_t *s, size_t n, int icase)
 {
     const char *star = NULL;
     size_t i = 0, mark = 0;
@@ -36,7 +43,8 @@ static int glob_match(const char *p, const uint8_t *s, size_t n)
         if (*p == '*') {
             star = p++;
             mark = i;
-        } else if (*p && (uint8_t)*p == s[i]) {
+        } else if (*p && ((uint8_t)*p == s[i] ||
+                          (icase && tolower((unsigned char)*p) == tolower(s[i])))) {
             p++;
             i++;
         } else if (star) {
@@ -51,6 +59,17 @@ static int glob_match(const char *p, const uint8_t *s, size_t n)
     return !*p;
 }
 
+int tsdb__search_token(const char *tok, oct_errbuf_t *eb)
+{
+    if (!strcmp(tok, "AND") || !strcmp(tok, "&&")) return 1;
+    if (!strcmp(tok, "OR") || !strcmp(tok, "NOT") || !strcmp(tok, "||"))
+        return oct_err(eb, OCT_EPARSE, "Unsupported search operator '%s': terms are ANDed", tok);
+    if (tok[0] == '-' || tok[0] == '+' || strpbrk(tok, "()\"'?~^[]{}\\!|&"))
+        return oct_err(eb, OCT_EPARSE,
+                       "Unsupported search term '%s': use name, field:name or a '*' glob", tok);
+    return 0;
+}
+
 static int parse(const char *q, int uids, query_t *out, oct_errbuf_t *eb)
 {
     size_t ql = strlen(q);
@@ -61,13 +80,9 @@ static int parse(const char *q, int uids, query_t *out, oct_errbuf_t *eb)
     char *save = NULL;
     for (char *tok = strtok_r(out->buf, " \t\r\n", &save); tok;
          tok = strtok_r(NULL, " \t\r\n", &save)) {
-        if (!strcmp(tok, "AND") || !strcmp(tok, "&&")) continue;
-        if (!strcmp(tok, "OR") || !strcmp(tok, "NOT") || !strcmp(tok, "||"))
-            return oct_err(eb, OCT_EPARSE, "Unsupported search operator '%s': terms are ANDed",
-                           tok);
-        if (tok[0] == '-' || tok[0] == '+' || strpbrk(tok, "()\"'?~^[]{}\\!|&"))
-            return oct_err(eb, OCT_EPARSE,
-                           "Unsupported search term '%s': use name, field:name or a '*' glob", tok);
+        int k = tsdb__search_token(tok, eb);
+        if (k < 0) return k;
+        if (k) continue;
         term_t *t = &out->t[out->n++];
         char *colon = strchr(tok, ':');
         if (!colon) {

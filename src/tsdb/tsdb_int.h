@@ -39,4 +39,21 @@ OCT_MUST_CHECK int tsdb_layout_from_config(const oct_config_t *cfg, tsdb_layout_
  * widths, salt_buckets 1 when unsalted. */
 codec_rowkey_layout_t tsdb__rowkey_layout(const tsdb_t *db);
 
+/* The annotation index (docs/format/annotation-index.md; annotation_index.c):
+ * an entry for the note (tsuid or NULL for a global one, start time as
+ * written) is written before the note and removed after it. */
+OCT_MUST_CHECK int tsdb__annidx_put(tsdb_t *db, const uint8_t *tsuid, size_t len, int64_t start,
+                                    oct_errbuf_t *eb);
+OCT_MUST_CHECK int tsdb__annidx_delete(tsdb_t *db, const uint8_t *tsuid, size_t len, int64_t start,
+                                       oct_errbuf_t *eb);
+
+/* '*'-glob p (the only wildcard, any run of bytes) against s[0..n); icase
+ * folds ASCII case. search.c. */
+int tsdb__glob_match(const char *p, const uint8_t *s, size_t n, int icase);
+
+/* One word of a search query (search.h's grammar): 1 to skip it (AND),
+ * 0 a term, or OCT_EPARSE for an operator or character the grammar
+ * refuses, named in eb. search.c. */
+int tsdb__search_token(const char *tok, oct_errbuf_t *eb);
+
 #endif
