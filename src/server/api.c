@@ -70,6 +70,7 @@ static const api_route_t api_routes[] = {
     {"stats", API_GET | API_POST, MODE_ALL, 0, api_stats},
     {"stats/query", API_GET | API_POST, MODE_ALL, 0, api_stats_query},
     {"stats/threads", API_GET | API_POST, MODE_ALL, 0, api_stats_threads},
+    {"stats/jvm", API_GET | API_POST, MODE_ALL, 0, api_stats_jvm},
     {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
     {"uid/assign", API_GET | API_POST, MODE_WRITE, 0, api_uid_assign},
     {"uid/rename", API_GET | API_POST, MODE_WRITE, 0, api_uid_rename},

@@ -39,6 +39,7 @@ void api_serializers(api_call_t *c);
 void api_stats(api_call_t *c);
 void api_stats_query(api_call_t *c);
 void api_stats_threads(api_call_t *c);
+void api_stats_jvm(api_call_t *c);
 void api_metrics(api_call_t *c); /* /metrics, Prometheus text (api_metrics.c) */
 void api_dropcaches(api_call_t *c);
 void api_rollup(api_call_t *c);    /* 501: not implemented (api_misc.c) */
