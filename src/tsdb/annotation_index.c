@@ -124,27 +124,18 @@ static int aq_parse(const char *q, aquery_t *out, oct_errbuf_t *eb)
                   {"custom", F_CUSTOM},
                   {"tsuid", F_TSUID},
                   {"metric", F_METRIC}};
-    size_t ql = strlen(q);
     memset(out, 0, sizeof *out);
-    out->buf = xmalloc(ql + 1);
-    memcpy(out->buf, q, ql + 1);
-    out->t = xcalloc(ql / 2 + 1, sizeof *out->t);
-    char *save = NULL;
-    for (char *tok = strtok_r(out->buf, " \t\r\n", &save); tok;
-         tok = strtok_r(NULL, " \t\r\n", &save)) {
-        int k = tsdb__search_token(tok, eb);
-        if (k < 0) return k;
-        if (k) continue;
+    tsdb__word_t *words;
+    size_t nw;
+    int rc = tsdb__search_split(q, &out->buf, &words, &nw, eb);
+    out->t = xcalloc(nw + 1, sizeof *out->t);
+    for (size_t w = 0; !rc && w < nw; w++) {
         aterm_t *t = &out->t[out->n++];
-        char *colon = strchr(tok, ':');
-        if (!colon) {
+        const char *tok = words[w].field;
+        t->pat = words[w].pat;
+        if (!tok) {
             t->field = F_TEXT;
-            t->pat = tok;
         } else {
-            *colon = '\0';
-            t->pat = colon + 1;
-            if (!*t->pat || !*tok || strchr(t->pat, ':'))
-                return oct_err(eb, OCT_EPARSE, "Unsupported search term '%s:%s'", tok, t->pat);
             t->field = -1;
             for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
                 if (!strcmp(tok, fields[i].name)) t->field = fields[i].field;
@@ -152,16 +143,19 @@ static int aq_parse(const char *q, aquery_t *out, oct_errbuf_t *eb)
                 t->field = F_CUSTOM_KEY;
                 t->key = tok + 7;
             }
-            if (t->field < 0)
-                return oct_err(eb, OCT_EPARSE,
-                               "Unsupported annotation search field '%s' (description, notes, "
-                               "custom, custom.KEY, tsuid or metric)",
-                               tok);
+            if (t->field < 0) {
+                rc = oct_err(eb, OCT_EPARSE,
+                             "Unsupported annotation search field '%s' (description, notes, "
+                             "custom, custom.KEY, tsuid or metric)",
+                             tok);
+                break;
+            }
         }
         if (t->field == F_METRIC) out->needs_metric = 1;
         if (t->field != F_METRIC && t->field != F_TSUID) out->needs_note = 1;
     }
-    return 0;
+    free(words);
+    return rc;
 }
 
 static void aq_free(aquery_t *q)

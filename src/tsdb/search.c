@@ -59,64 +59,71 @@ int tsdb__glob_match(const char *p, const uint8_t *s, size_t n, int icase)
     return !*p;
 }
 
-int tsdb__search_token(const char *tok, oct_errbuf_t *eb)
+int tsdb__search_split(const char *q, char **buf, tsdb__word_t **words, size_t *n, oct_errbuf_t *eb)
 {
-    if (!strcmp(tok, "AND") || !strcmp(tok, "&&")) return 1;
-    if (!strcmp(tok, "OR") || !strcmp(tok, "NOT") || !strcmp(tok, "||"))
-        return oct_err(eb, OCT_EPARSE, "Unsupported search operator '%s': terms are ANDed", tok);
-    if (tok[0] == '-' || tok[0] == '+' || strpbrk(tok, "()\"'?~^[]{}\\!|&"))
-        return oct_err(eb, OCT_EPARSE,
-                       "Unsupported search term '%s': use name, field:name or a '*' glob", tok);
+    size_t ql = strlen(q);
+    *buf = xmalloc(ql + 1);
+    memcpy(*buf, q, ql + 1);
+    *words = xcalloc(ql / 2 + 1, sizeof **words);
+    *n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(*buf, " \t\r\n", &save); tok;
+         tok = strtok_r(NULL, " \t\r\n", &save)) {
+        if (!strcmp(tok, "AND") || !strcmp(tok, "&&")) continue;
+        if (!strcmp(tok, "OR") || !strcmp(tok, "NOT") || !strcmp(tok, "||"))
+            return oct_err(eb, OCT_EPARSE, "Unsupported search operator '%s': terms are ANDed",
+                           tok);
+        if (tok[0] == '-' || tok[0] == '+' || strpbrk(tok, "()\"'?~^[]{}\\!|&"))
+            return oct_err(eb, OCT_EPARSE,
+                           "Unsupported search term '%s': use name, field:name or a '*' glob", tok);
+        tsdb__word_t *w = &(*words)[(*n)++];
+        char *colon = strchr(tok, ':');
+        w->field = NULL;
+        w->pat = tok;
+        if (!colon) continue;
+        *colon = '\0';
+        w->field = tok;
+        w->pat = colon + 1;
+        if (!*w->pat || !*tok || strchr(w->pat, ':'))
+            return oct_err(eb, OCT_EPARSE, "Unsupported search term '%s:%s'", tok, w->pat);
+    }
     return 0;
 }
 
 static int parse(const char *q, int uids, query_t *out, oct_errbuf_t *eb)
 {
-    size_t ql = strlen(q);
-    out->buf = xmalloc(ql + 1);
-    memcpy(out->buf, q, ql + 1);
-    out->t = xcalloc(ql / 2 + 1, sizeof *out->t);
+    tsdb__word_t *words;
+    size_t nw;
+    int rc = tsdb__search_split(q, &out->buf, &words, &nw, eb);
+    out->t = xcalloc(nw + 1, sizeof *out->t);
     out->n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(out->buf, " \t\r\n", &save); tok;
-         tok = strtok_r(NULL, " \t\r\n", &save)) {
-        int k = tsdb__search_token(tok, eb);
-        if (k < 0) return k;
-        if (k) continue;
+    for (size_t i = 0; !rc && i < nw; i++) {
         term_t *t = &out->t[out->n++];
-        char *colon = strchr(tok, ':');
-        if (!colon) {
-            t->field = F_METRIC;
-            t->pat = tok;
-            continue;
-        }
-        *colon = '\0';
-        t->pat = colon + 1;
-        if (!*t->pat || !*tok || strchr(t->pat, ':'))
-            return oct_err(eb, OCT_EPARSE, "Unsupported search term '%s:%s'", tok, t->pat);
-        if (!strcmp(tok, "name") || (!uids && !strcmp(tok, "metric"))) {
+        const char *tok = words[i].field;
+        t->pat = words[i].pat;
+        if (!tok || !strcmp(tok, "name") || (!uids && !strcmp(tok, "metric"))) {
             t->field = F_METRIC;
         } else if (uids && !strcmp(tok, "type")) {
             t->field = F_TYPE;
             if (codec_uid_kind_parse(t->pat, strlen(t->pat), &t->kind, eb))
-                return oct_err(eb, OCT_EPARSE, "Unknown UID type '%s' (metric, tagk or tagv)",
-                               t->pat);
+                rc =
+                    oct_err(eb, OCT_EPARSE, "Unknown UID type '%s' (metric, tagk or tagv)", t->pat);
         } else if (uids) {
-            return oct_err(eb, OCT_EPARSE, "Unsupported uidmeta search field '%s' (name or type)",
-                           tok);
+            rc = oct_err(eb, OCT_EPARSE, "Unsupported uidmeta search field '%s' (name or type)",
+                         tok);
         } else if (!strcmp(tok, "tagk")) {
             t->field = F_TAGK;
         } else if (!strcmp(tok, "tagv")) {
             t->field = F_TAGV;
         } else if (strchr(tok, '*')) {
-            return oct_err(eb, OCT_EPARSE, "Unsupported search field '%s': no '*' in a tag key",
-                           tok);
+            rc = oct_err(eb, OCT_EPARSE, "Unsupported search field '%s': no '*' in a tag key", tok);
         } else {
             t->field = F_TAG;
             t->key = tok;
         }
     }
-    return 0;
+    free(words);
+    return rc;
 }
 
 /* Room for one more element in a growing array *v of *cap elements. */

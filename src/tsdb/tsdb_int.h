@@ -51,9 +51,15 @@ OCT_MUST_CHECK int tsdb__annidx_delete(tsdb_t *db, const uint8_t *tsuid, size_t 
  * folds ASCII case. search.c. */
 int tsdb__glob_match(const char *p, const uint8_t *s, size_t n, int icase);
 
-/* One word of a search query (search.h's grammar): 1 to skip it (AND),
- * 0 a term, or OCT_EPARSE for an operator or character the grammar
- * refuses, named in eb. search.c. */
-int tsdb__search_token(const char *tok, oct_errbuf_t *eb);
+/* A search query (search.h's grammar) split into its terms, "AND"s left
+ * out: *buf (free it) holds the text the n *words (free the array) point
+ * into; field is NULL for a bare pattern. OCT_EPARSE, naming it in eb, for
+ * an operator or character the grammar refuses or an empty field or
+ * pattern (*buf and *words are allocated then too). search.c. */
+typedef struct {
+    const char *field, *pat;
+} tsdb__word_t;
+OCT_MUST_CHECK int tsdb__search_split(const char *q, char **buf, tsdb__word_t **words, size_t *n,
+                                      oct_errbuf_t *eb);
 
 #endif
