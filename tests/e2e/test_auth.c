@@ -229,7 +229,6 @@ static void other_paths_and_query_deletes(void **state)
                            "/api/query/exp",
                            "/api/query/gexp",
                            "/api/uid/other",
-                           "/api/search/annotation",
                            "/api/nope",
                            "/s/index.html",
                            "/",
