@@ -118,6 +118,9 @@ int cli_uid_name(tsdb_t *db, codec_uid_kind_t kind, const uint8_t *uid, char *bu
  * (import != 0). Returns 0, or 1 if a UID has no name (printed as above). */
 int cli_format_tags(tsdb_t *db, const codec_rowkey_t *rk, int import, oct_strbuf_t *sb);
 
+/* `uid metasync` / `uid metapurge` (argv[0]) over an open db; cmd_metasync.c. */
+int cli_uid_meta(tsdb_t *db, int argc, char **argv);
+
 /* ---- progress of long commands (progress.c) ----
  * A line on stderr, redrawn in place at most 4 times a second: with a total
  * "42.0% 1.2 MiB/2.9 MiB, 120000 points, 98000 points/s, ETA 0:00:02",

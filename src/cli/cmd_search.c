@@ -5,6 +5,9 @@
  *   tsuids           <TSUID hex>
  *   tsmeta_summary   <TSUID hex> <metric> <tagk>=<tagv> ... (tags by name)
  *   uidmeta          <metric|tagk|tagv> <UID hex> <name>
+ *   annotation       <TSUID hex or -> <startTime> <endTime> <description>
+ * `search annotation --reindex` rebuilds the annotation index instead
+ * (tsdb_annotation_reindex; refused beside a TSD).
  * then, on stderr, "<shown> of <total> results". Works while a TSD runs
  * (the data dir is then opened read-only with its series index).
  * Exit status 0 (something printed), 1 nothing matched, 2 usage or a query
@@ -17,18 +20,23 @@
 #include "codec/uid_bytes.h"
 #include "common/bytes.h"
 #include "common/strbuf.h"
+#include "common/json.h"
+#include "tsdb/annotation.h"
 #include "tsdb/search.h"
 #include "uid/uid.h"
 
 static void search_usage(FILE *f)
 {
-    fprintf(f, "usage: octsdb search tsuids|tsmeta_summary|uidmeta [QUERY...] [--limit=N]"
-               " [--start=N]\n"
+    fprintf(f, "usage: octsdb search tsuids|tsmeta_summary|uidmeta|annotation [QUERY...]"
+               " [--limit=N] [--start=N]\n"
+               "       octsdb search annotation --reindex\n"
                "Searches the series index (tsuids, tsmeta_summary) or the UID names (uidmeta)\n"
                "as /api/search does. QUERY: terms that must all hold, e.g. 'sys.cpu.*'\n"
                "'host:web*' 'dc:east' 'tagk:iface' 'tagv:eth0' (series), 'name:web*'\n"
-               "'type:tagv' (uidmeta); '*' is the only wildcard. --limit=0 (the default)\n"
-               "prints every match.\n"
+               "'type:tagv' (uidmeta), 'deploy*' 'custom.owner:bob' 'metric:sys.*'\n"
+               "(annotation); '*' is the only wildcard. --limit=0 (the default) prints\n"
+               "every match. --reindex indexes the annotations already in the data table\n"
+               "(written before the index existed, or by OpenTSDB); not beside a TSD.\n"
                "\nExit status: 0 found, 1 nothing found, 2 usage, 3 storage error.\n");
     cli_print_common_flags(f);
 }
@@ -98,6 +106,28 @@ static int series_line(void *ctx, const uint8_t *tsuid, size_t len)
     return 0;
 }
 
+/* annotation: <tsuid|-> <startTime> <endTime> <description> */
+static int note_line(void *ctx, const char *json, size_t len)
+{
+    search_out_t *o = ctx;
+    json_arena_t a = JSON_ARENA_INIT;
+    json_value_t *v;
+    oct_errbuf_t jeb;
+    if (json_parse(&a, json, len, JSON_ALLOW_NONFINITE, &v, &jeb)) {
+        json_arena_free(&a);
+        return OCT_ECORRUPT;
+    }
+    const json_value_t *t = json_obj_get(v, "tsuid"), *d = json_obj_get(v, "description");
+    const json_value_t *st = json_obj_get(v, "startTime"), *en = json_obj_get(v, "endTime");
+    printf("%.*s %.*s %.*s %.*s\n", t && t->type == JSON_STRING ? (int)t->len : 1,
+           t && t->type == JSON_STRING ? t->str : "-", st ? (int)st->len : 1, st ? st->str : "0",
+           en ? (int)en->len : 1, en ? en->str : "0", d && d->type == JSON_STRING ? (int)d->len : 0,
+           d && d->type == JSON_STRING ? d->str : "");
+    json_arena_free(&a);
+    o->shown++;
+    return 0;
+}
+
 static int uid_line(void *ctx, codec_uid_kind_t kind, uint64_t id, const uint8_t *name, size_t len)
 {
     static const char *const kinds[] = {"metric", "tagk", "tagv"};
@@ -134,12 +164,14 @@ int cli_cmd_search(int argc, char **argv)
     int rc = cli_config("search", &argc, argv, &cfg);
     if (rc) return rc;
     size_t limit = 0, start = 0;
+    int reindex = 0;
     const char *type = NULL;
     oct_strbuf_t q = OCT_STRBUF_INIT;
     int status = CLI_EXIT_OK;
     for (int i = 1; i < argc && status == CLI_EXIT_OK; i++) {
         int f = num_flag(argv[i], "--limit", &limit);
         if (!f) f = num_flag(argv[i], "--start", &start);
+        if (!f && !strcmp(argv[i], "--reindex")) f = reindex = 1;
         if (f < 0 || (!f && argv[i][0] == '-' && argv[i][1] == '-')) {
             fprintf(stderr, "octsdb search: bad flag '%s'\n", argv[i]);
             status = CLI_EXIT_USAGE;
@@ -151,9 +183,14 @@ int cli_cmd_search(int argc, char **argv)
         }
     }
     int series = type && (!strcmp(type, "tsuids") || !strcmp(type, "tsmeta_summary"));
-    if (status == CLI_EXIT_OK && !series && !(type && !strcmp(type, "uidmeta"))) {
+    int notes = type && !strcmp(type, "annotation");
+    if (status == CLI_EXIT_OK && !series && !notes && !(type && !strcmp(type, "uidmeta"))) {
         fprintf(stderr, "octsdb search: %s%s\n", type ? "unknown type: " : "missing type",
                 type ? type : "");
+        status = CLI_EXIT_USAGE;
+    }
+    if (status == CLI_EXIT_OK && reindex && (!notes || q.len)) {
+        fprintf(stderr, "octsdb search: --reindex goes with 'annotation' and no query\n");
         status = CLI_EXIT_USAGE;
     }
     if (status != CLI_EXIT_OK) search_usage(stderr);
@@ -163,7 +200,11 @@ int cli_cmd_search(int argc, char **argv)
     if (status == CLI_EXIT_OK) {
         /* a running TSD holds the lock: read its dir with the index loaded */
         rc = tsdb_open(cfg, 0, &db, &eb);
-        if (rc == OCT_ELOCKED) {
+        if (rc == OCT_ELOCKED && reindex) {
+            snprintf(eb.msg, sizeof eb.msg,
+                     "--reindex needs the data dir to itself: a TSD holds "
+                     "it (stop it, or let its puts index new notes)");
+        } else if (rc == OCT_ELOCKED) {
             oct_errbuf_clear(&eb);
             rc = tsdb_open(cfg, TSDB_OPEN_READONLY | TSDB_OPEN_INDEX, &db, &eb);
         }
@@ -173,12 +214,26 @@ int cli_cmd_search(int argc, char **argv)
             db = NULL;
         }
     }
-    if (status == CLI_EXIT_OK) {
+    if (status == CLI_EXIT_OK && reindex) {
+        tsdb_annidx_stats_t st;
+        rc = tsdb_annotation_reindex(db, &st, &eb);
+        if (rc) {
+            fprintf(stderr, "octsdb search: %s\n", eb.msg[0] ? eb.msg : oct_strerror(rc));
+            status = CLI_EXIT_STORAGE;
+        } else {
+            printf("indexed %llu annotations, dropped %llu stale index rows\n",
+                   (unsigned long long)st.notes, (unsigned long long)st.dropped);
+        }
+    } else if (status == CLI_EXIT_OK) {
         search_out_t o = {db, series && !strcmp(type, "tsmeta_summary"), 0, OCT_STRBUF_INIT, &eb};
         size_t total = 0;
         const char *qs = q.len ? oct_strbuf_cstr(&q) : "";
-        rc = series ? tsdb_search_series(db, qs, start, limit, series_line, &o, &total, &eb)
-                    : tsdb_search_uids(db, qs, start, limit, uid_line, &o, &total, &eb);
+        if (notes)
+            rc = tsdb_annotation_search(db, qs, start, limit, note_line, &o, &total, &eb);
+        else if (series)
+            rc = tsdb_search_series(db, qs, start, limit, series_line, &o, &total, &eb);
+        else
+            rc = tsdb_search_uids(db, qs, start, limit, uid_line, &o, &total, &eb);
         fflush(stdout);
         if (rc) {
             fprintf(stderr, "octsdb search: %s\n", eb.msg[0] ? eb.msg : oct_strerror(rc));

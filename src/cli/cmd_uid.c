@@ -30,6 +30,9 @@ static void uid_usage(FILE *f)
                "        fix            - Fix errors. By default errors are only reported.\n"
                "        delete_unknown - Remove columns with unknown qualifiers.\n"
                "                         The \"fix\" flag must be supplied as well.\n"
+               "  metasync: Creates missing TSMeta/UIDMeta from the stored series (created =\n"
+               "        first point, counter = points) and corrects their created time.\n"
+               "  metapurge: Deletes every TSMeta and UIDMeta.\n"
                "  [kind] <name>: Lookup the ID of this name.\n"
                "  [kind] <ID>: Lookup the name of this ID.\n"
                "Example values for [kind]: metrics, tagk (tag name), tagv (tag value).\n"
@@ -321,12 +324,8 @@ static int uid_run(uid_registry_t *r, int argc, char **argv, int icase)
         fprintf(stderr, "UID %s %s deleted.\n", uid_kind_name(k), argv[2]);
         return CLI_EXIT_OK;
     }
-    if (!strcmp(sub, "metasync") || !strcmp(sub, "metapurge") || !strcmp(sub, "treesync") ||
-        !strcmp(sub, "treepurge")) {
-        fprintf(stderr,
-                "octsdb uid %s: not available yet (meta and tree tables come with the "
-                "TSD)\n",
-                sub);
+    if (!strcmp(sub, "treesync") || !strcmp(sub, "treepurge")) {
+        fprintf(stderr, "octsdb uid %s: not available yet (trees are not implemented)\n", sub);
         return CLI_EXIT_USAGE;
     }
     if (argc == 1 || argc == 2) return uid_lookup(r, argc, argv);
@@ -606,8 +605,12 @@ static int cmd_uid_common(int argc, char **argv, int mkmetric)
     }
     if (st == 0 && db) {
         uid_registry_t *r = tsdb_uids(db);
-        st = mkmetric ? uid_assign_names(r, CODEC_UID_METRIC, argc - 1, argv + 1)
-                      : uid_run(r, argc - 1, argv + 1, icase);
+        if (mkmetric)
+            st = uid_assign_names(r, CODEC_UID_METRIC, argc - 1, argv + 1);
+        else if (!strcmp(argv[1], "metasync") || !strcmp(argv[1], "metapurge"))
+            st = cli_uid_meta(db, argc - 1, argv + 1);
+        else
+            st = uid_run(r, argc - 1, argv + 1, icase);
         tsdb_close(db);
     }
     oct_config_free(cfg);

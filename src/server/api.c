@@ -72,10 +72,12 @@ static const api_route_t api_routes[] = {
     {"search/tsmeta_summary", API_GET | API_POST, MODE_READ, 1, api_search_tsmeta_summary},
     {"search/tsuids", API_GET | API_POST, MODE_READ, 1, api_search_tsuids},
     {"search/uidmeta", API_GET | API_POST, MODE_READ, 1, api_search_uidmeta},
+    {"search/annotation", API_GET | API_POST, MODE_READ, 1, api_search_annotation},
     {"serializers", API_GET | API_POST, MODE_ALL, 0, api_serializers},
     {"stats", API_GET | API_POST, MODE_ALL, 0, api_stats},
     {"stats/query", API_GET | API_POST, MODE_ALL, 0, api_stats_query},
     {"stats/threads", API_GET | API_POST, MODE_ALL, 0, api_stats_threads},
+    {"stats/jvm", API_GET | API_POST, MODE_ALL, 0, api_stats_jvm},
     {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
     {"uid/assign", API_GET | API_POST, MODE_WRITE, 0, api_uid_assign},
     {"uid/rename", API_GET | API_POST, MODE_WRITE, 0, api_uid_rename},
@@ -300,13 +302,6 @@ static void api_route(tsd_ctx_t *tsd, const http_request_t *req, http_response_t
         if (!r && nseg > first + 1 && !strcmp(segs[first], "uid") && (mode_bit & MODE_WRITE)) {
             http_error(resp, 501, "Other UID endpoints have not been implemented yet", NULL);
             return;
-        }
-        if (!r && nseg > first + 1 && !strcmp(segs[first], "search") && (mode_bit & MODE_READ)) {
-            const char *t = segs[first + 1];
-            if (!strcmp(t, "annotation")) { /* the other types: api_search_meta.c */
-                http_error(resp, 400, "Searching is not enabled", NULL);
-                return;
-            }
         }
     } else if (nseg == 1) {
         r = api_find(api_legacy_routes, sizeof api_legacy_routes / sizeof *api_legacy_routes, key,

@@ -45,6 +45,7 @@ void api_serializers(api_call_t *c);
 void api_stats(api_call_t *c);
 void api_stats_query(api_call_t *c);
 void api_stats_threads(api_call_t *c);
+void api_stats_jvm(api_call_t *c);
 void api_metrics(api_call_t *c); /* /metrics, Prometheus text (api_metrics.c) */
 void api_dropcaches(api_call_t *c);
 void api_rollup(api_call_t *c);    /* /api/rollup (api_rollup.c) */
@@ -58,6 +59,7 @@ void api_search_tsmeta(api_call_t *c); /* api_search_meta.c */
 void api_search_tsmeta_summary(api_call_t *c);
 void api_search_tsuids(api_call_t *c);
 void api_search_uidmeta(api_call_t *c);
+void api_search_annotation(api_call_t *c);
 void api_uid_assign(api_call_t *c);
 void api_uid_uidmeta(api_call_t *c);
 void api_uid_tsmeta(api_call_t *c);

@@ -1,8 +1,8 @@
-/* api_search_meta.c -- /api/search/{tsmeta,tsmeta_summary,tsuids,uidmeta},
- * which OpenTSDB 2.4 answers only with a search plugin; octsdb answers them
- * itself through tsdb/search.h (the grammar and order are documented
- * there and in docs/api-search.md). A query the grammar cannot express is a
- * 400 naming what was refused, never a silently different answer.
+/* api_search_meta.c -- /api/search/{tsmeta,tsmeta_summary,tsuids,uidmeta,
+ * annotation}, which OpenTSDB 2.4 answers only with a search plugin; octsdb
+ * answers them itself through tsdb/search.h and tsdb/annotation.h (the
+ * grammars and order are documented there and in docs/api-search.md). A query the grammar cannot
+ * express is a 400 naming what was refused, never a silently different answer.
  *
  * Request: GET ?query=&limit=&startIndex= (also start_index), or POST
  * {"query","limit","startIndex"}. limit <= 0 means the default 25.
@@ -15,13 +15,15 @@
 #include "codec/uid_bytes.h"
 #include "common/clock.h"
 #include "server/api_int.h"
+#include "tsdb/annotation.h"
 #include "tsdb/search.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/tsmeta.h"
 
-typedef enum { SM_TSMETA, SM_TSMETA_SUMMARY, SM_TSUIDS, SM_UIDMETA } sm_type_t;
+typedef enum { SM_TSMETA, SM_TSMETA_SUMMARY, SM_TSUIDS, SM_UIDMETA, SM_ANNOTATION } sm_type_t;
 
-static const char *const sm_names[] = {"TSMETA", "TSMETA_SUMMARY", "TSUIDS", "UIDMETA"};
+static const char *const sm_names[] = {"TSMETA", "TSMETA_SUMMARY", "TSUIDS", "UIDMETA",
+                                       "ANNOTATION"};
 
 typedef struct {
     api_call_t *c;
@@ -92,6 +94,12 @@ static int sm_uid_cb(void *ctx, codec_uid_kind_t kind, uint64_t id, const uint8_
     return api_write_uidmeta(s->c, s->w, kind, id) ? OCT_ENOSUCHID : 0;
 }
 
+static int sm_note_cb(void *ctx, const char *json, size_t len)
+{
+    sm_ctx_t *s = ctx;
+    return api_write_annotation(s->c, s->w, json, len) ? OCT_ECORRUPT : 0;
+}
+
 static void sm_run(api_call_t *c, sm_type_t type)
 {
     int64_t t0 = oct_clock_mono_ns();
@@ -154,10 +162,16 @@ static void sm_run(api_call_t *c, sm_type_t type)
     size_t total = 0;
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
-    int rc = type == SM_UIDMETA ? tsdb_search_uids(c->tsd->db, query, (size_t)start, (size_t)limit,
-                                                   sm_uid_cb, &s, &total, &eb)
-                                : tsdb_search_series(c->tsd->db, query, (size_t)start,
-                                                     (size_t)limit, sm_series_cb, &s, &total, &eb);
+    int rc;
+    if (type == SM_ANNOTATION)
+        rc = tsdb_annotation_search(c->tsd->db, query, (size_t)start, (size_t)limit, sm_note_cb, &s,
+                                    &total, &eb);
+    else if (type == SM_UIDMETA)
+        rc = tsdb_search_uids(c->tsd->db, query, (size_t)start, (size_t)limit, sm_uid_cb, &s,
+                              &total, &eb);
+    else
+        rc = tsdb_search_series(c->tsd->db, query, (size_t)start, (size_t)limit, sm_series_cb, &s,
+                                &total, &eb);
     if (rc == OCT_EPARSE) {
         http_error(c->resp, 400, eb.msg, NULL);
         return;
@@ -192,4 +206,9 @@ void api_search_tsuids(api_call_t *c)
 void api_search_uidmeta(api_call_t *c)
 {
     sm_run(c, SM_UIDMETA);
+}
+
+void api_search_annotation(api_call_t *c)
+{
+    sm_run(c, SM_ANNOTATION);
 }

@@ -190,6 +190,10 @@ int tsdb_annotation_put(tsdb_t *db, const tsdb_annotation_t *a, oct_errbuf_t *eb
         if (i == n || a->custom_json[i] != '{' || json_validate(a->custom_json, n, 0, eb))
             return oct_err(eb, OCT_EINVAL, "custom must be a JSON object");
     }
+    /* the index row first: a crash before the note leaves only a row that
+     * points at nothing, which searches skip */
+    rc = tsdb__annidx_put(db, a->tsuid, a->tsuid_len, a->start_time, eb);
+    if (rc) return rc;
     oct_strbuf_t js = OCT_STRBUF_INIT;
     ann_to_json(a, &js);
     store_result_t res = STORE_RESULT_INIT;
@@ -275,6 +279,10 @@ int tsdb_annotation_delete(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, i
         store_op_t op = {STORE_OP_DELETE_CELL, part, {row, fam, qual, oct_slice(NULL, 0)}};
         rc = store_cas(tsdb_store(db), STORE_TABLE_DATA, part, &chk, 1, &op, 1, 0, eb);
         if (rc == 0) {
+            /* the note is gone; a failed index delete leaves a row that
+             * points at nothing, which searches skip: not the caller's error */
+            oct_errbuf_t ieb;
+            if (tsdb__annidx_delete(db, tsuid, tsuid_len, start_time, &ieb)) (void)0;
             rc = 1;
             break;
         }

@@ -61,4 +61,29 @@ int tsdb_annotation_scan_cells(const store_cell_t *cells, size_t n, int64_t star
 int tsdb_reader_annotations(const tsdb_reader_t *r, int64_t start_ms, int64_t end_ms,
                             tsdb_annotation_fn cb, void *ctx);
 
+/* ---- the annotation index and search (annotation_index.c) --------------
+ * docs/format/annotation-index.md: one octsdb-sys row per note, kept by
+ * tsdb_annotation_put/delete, so a search never scans the data rows. */
+
+/* The notes matching query (docs/api-search.md, annotation: terms ANDed;
+ * PAT (description or notes), description:, notes:, custom:, custom.KEY:,
+ * tsuid:, metric:; '*' globs), global notes by time first, then series by
+ * TSUID bytes and time. cb gets the stored JSON of those from the start-th
+ * match on, at most limit of them (0: all); *total counts every match.
+ * Errors: OCT_EPARSE (a refused query, named in eb), storage errors. */
+OCT_MUST_CHECK int tsdb_annotation_search(tsdb_t *db, const char *query, size_t start, size_t limit,
+                                          tsdb_annotation_fn cb, void *ctx, size_t *total,
+                                          oct_errbuf_t *eb);
+
+typedef struct {
+    uint64_t notes;   /* notes found in the data table (each indexed) */
+    uint64_t dropped; /* index rows whose note was gone */
+} tsdb_annidx_stats_t;
+
+/* Rebuilds the index: drops rows whose note is gone, then reads every data
+ * row once and indexes each note (notes written before the index existed,
+ * or by OpenTSDB). Needs a writable db; safe beside writers (a note put
+ * meanwhile is indexed by its put). */
+OCT_MUST_CHECK int tsdb_annotation_reindex(tsdb_t *db, tsdb_annidx_stats_t *st, oct_errbuf_t *eb);
+
 #endif

@@ -3,6 +3,7 @@
  * passes the metric terms) or from the UID registry, kept when every term
  * holds, sorted, then paged. Paging after sorting is what makes startIndex
  * stable between calls. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "common/xmalloc.h"
 #include "tsdb/read.h"
 #include "tsdb/search.h"
+#include "tsdb/tsdb_int.h"
 #include "uid/uid.h"
 
 enum { F_METRIC, F_TAGK, F_TAGV, F_TAG, F_TYPE };
@@ -27,8 +29,13 @@ typedef struct {
     size_t n;
 } query_t;
 
-/* '*' matches any run of bytes (also none); everything else itself. */
 static int glob_match(const char *p, const uint8_t *s, size_t n)
+{
+    return tsdb__glob_match(p, s, n, 0);
+}
+
+/* '*' matches any run of bytes (also none); everything else itself. */
+int tsdb__glob_match(const char *p, const uint8_t *s, size_t n, int icase)
 {
     const char *star = NULL;
     size_t i = 0, mark = 0;
@@ -36,7 +43,8 @@ static int glob_match(const char *p, const uint8_t *s, size_t n)
         if (*p == '*') {
             star = p++;
             mark = i;
-        } else if (*p && (uint8_t)*p == s[i]) {
+        } else if (*p && ((uint8_t)*p == s[i] ||
+                          (icase && tolower((unsigned char)*p) == tolower(s[i])))) {
             p++;
             i++;
         } else if (star) {
@@ -51,15 +59,15 @@ static int glob_match(const char *p, const uint8_t *s, size_t n)
     return !*p;
 }
 
-static int parse(const char *q, int uids, query_t *out, oct_errbuf_t *eb)
+int tsdb__search_split(const char *q, char **buf, tsdb__word_t **words, size_t *n, oct_errbuf_t *eb)
 {
     size_t ql = strlen(q);
-    out->buf = xmalloc(ql + 1);
-    memcpy(out->buf, q, ql + 1);
-    out->t = xcalloc(ql / 2 + 1, sizeof *out->t);
-    out->n = 0;
+    *buf = xmalloc(ql + 1);
+    memcpy(*buf, q, ql + 1);
+    *words = xcalloc(ql / 2 + 1, sizeof **words);
+    *n = 0;
     char *save = NULL;
-    for (char *tok = strtok_r(out->buf, " \t\r\n", &save); tok;
+    for (char *tok = strtok_r(*buf, " \t\r\n", &save); tok;
          tok = strtok_r(NULL, " \t\r\n", &save)) {
         if (!strcmp(tok, "AND") || !strcmp(tok, "&&")) continue;
         if (!strcmp(tok, "OR") || !strcmp(tok, "NOT") || !strcmp(tok, "||"))
@@ -68,40 +76,54 @@ static int parse(const char *q, int uids, query_t *out, oct_errbuf_t *eb)
         if (tok[0] == '-' || tok[0] == '+' || strpbrk(tok, "()\"'?~^[]{}\\!|&"))
             return oct_err(eb, OCT_EPARSE,
                            "Unsupported search term '%s': use name, field:name or a '*' glob", tok);
-        term_t *t = &out->t[out->n++];
+        tsdb__word_t *w = &(*words)[(*n)++];
         char *colon = strchr(tok, ':');
-        if (!colon) {
-            t->field = F_METRIC;
-            t->pat = tok;
-            continue;
-        }
+        w->field = NULL;
+        w->pat = tok;
+        if (!colon) continue;
         *colon = '\0';
-        t->pat = colon + 1;
-        if (!*t->pat || !*tok || strchr(t->pat, ':'))
-            return oct_err(eb, OCT_EPARSE, "Unsupported search term '%s:%s'", tok, t->pat);
-        if (!strcmp(tok, "name") || (!uids && !strcmp(tok, "metric"))) {
+        w->field = tok;
+        w->pat = colon + 1;
+        if (!*w->pat || !*tok || strchr(w->pat, ':'))
+            return oct_err(eb, OCT_EPARSE, "Unsupported search term '%s:%s'", tok, w->pat);
+    }
+    return 0;
+}
+
+static int parse(const char *q, int uids, query_t *out, oct_errbuf_t *eb)
+{
+    tsdb__word_t *words;
+    size_t nw;
+    int rc = tsdb__search_split(q, &out->buf, &words, &nw, eb);
+    out->t = xcalloc(nw + 1, sizeof *out->t);
+    out->n = 0;
+    for (size_t i = 0; !rc && i < nw; i++) {
+        term_t *t = &out->t[out->n++];
+        const char *tok = words[i].field;
+        t->pat = words[i].pat;
+        if (!tok || !strcmp(tok, "name") || (!uids && !strcmp(tok, "metric"))) {
             t->field = F_METRIC;
         } else if (uids && !strcmp(tok, "type")) {
             t->field = F_TYPE;
             if (codec_uid_kind_parse(t->pat, strlen(t->pat), &t->kind, eb))
-                return oct_err(eb, OCT_EPARSE, "Unknown UID type '%s' (metric, tagk or tagv)",
-                               t->pat);
+                rc =
+                    oct_err(eb, OCT_EPARSE, "Unknown UID type '%s' (metric, tagk or tagv)", t->pat);
         } else if (uids) {
-            return oct_err(eb, OCT_EPARSE, "Unsupported uidmeta search field '%s' (name or type)",
-                           tok);
+            rc = oct_err(eb, OCT_EPARSE, "Unsupported uidmeta search field '%s' (name or type)",
+                         tok);
         } else if (!strcmp(tok, "tagk")) {
             t->field = F_TAGK;
         } else if (!strcmp(tok, "tagv")) {
             t->field = F_TAGV;
         } else if (strchr(tok, '*')) {
-            return oct_err(eb, OCT_EPARSE, "Unsupported search field '%s': no '*' in a tag key",
-                           tok);
+            rc = oct_err(eb, OCT_EPARSE, "Unsupported search field '%s': no '*' in a tag key", tok);
         } else {
             t->field = F_TAG;
             t->key = tok;
         }
     }
-    return 0;
+    free(words);
+    return rc;
 }
 
 /* Room for one more element in a growing array *v of *cap elements. */

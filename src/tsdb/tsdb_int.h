@@ -39,4 +39,27 @@ OCT_MUST_CHECK int tsdb_layout_from_config(const oct_config_t *cfg, tsdb_layout_
  * widths, salt_buckets 1 when unsalted. */
 codec_rowkey_layout_t tsdb__rowkey_layout(const tsdb_t *db);
 
+/* The annotation index (docs/format/annotation-index.md; annotation_index.c):
+ * an entry for the note (tsuid or NULL for a global one, start time as
+ * written) is written before the note and removed after it. */
+OCT_MUST_CHECK int tsdb__annidx_put(tsdb_t *db, const uint8_t *tsuid, size_t len, int64_t start,
+                                    oct_errbuf_t *eb);
+OCT_MUST_CHECK int tsdb__annidx_delete(tsdb_t *db, const uint8_t *tsuid, size_t len, int64_t start,
+                                       oct_errbuf_t *eb);
+
+/* '*'-glob p (the only wildcard, any run of bytes) against s[0..n); icase
+ * folds ASCII case. search.c. */
+int tsdb__glob_match(const char *p, const uint8_t *s, size_t n, int icase);
+
+/* A search query (search.h's grammar) split into its terms, "AND"s left
+ * out: *buf (free it) holds the text the n *words (free the array) point
+ * into; field is NULL for a bare pattern. OCT_EPARSE, naming it in eb, for
+ * an operator or character the grammar refuses or an empty field or
+ * pattern (*buf and *words are allocated then too). search.c. */
+typedef struct {
+    const char *field, *pat;
+} tsdb__word_t;
+OCT_MUST_CHECK int tsdb__search_split(const char *q, char **buf, tsdb__word_t **words, size_t *n,
+                                      oct_errbuf_t *eb);
+
 #endif

@@ -425,9 +425,6 @@ static void bad_queries(void **state)
               E400("Unable to parse 'startIndex' as a non-negative number"));
     AC_EXPECT(&T, "POST", "/api/search/tsuids", "{\"startIndex\":-1}", 400,
               E400("Unable to parse 'startIndex' as a non-negative number"));
-    /* annotation search is not answered (yet): 2.4's answer without a plugin */
-    AC_EXPECT(&T, "GET", "/api/search/annotation?query=x", NULL, 400,
-              E400("Searching is not enabled"));
 }
 
 int main(void)
