@@ -595,6 +595,16 @@ static int cmd_uid_common(int argc, char **argv, int mkmetric)
     tsdb_t *db;
     cli_live_t *live;
     st = cli_open_or_live(cmd, cfg, &db, &live);
+    int meta = !mkmetric && (!strcmp(argv[1], "metasync") || !strcmp(argv[1], "metapurge"));
+    if (st == 0 && live && meta) {
+        /* no endpoint runs them inside the TSD yet, and a read-only open
+         * would silently write nothing (docs/meta-sync.md) */
+        fprintf(stderr, "octsdb %s: %s needs the data dir to itself: stop the TSD first\n", cmd,
+                argv[1]);
+        cli_live_close(live);
+        oct_config_free(cfg);
+        return CLI_EXIT_STORAGE;
+    }
     if (st == 0 && live) {
         st = uid_live_run(live, argc - 1, argv + 1, mkmetric);
         cli_live_close(live);
@@ -607,7 +617,7 @@ static int cmd_uid_common(int argc, char **argv, int mkmetric)
         uid_registry_t *r = tsdb_uids(db);
         if (mkmetric)
             st = uid_assign_names(r, CODEC_UID_METRIC, argc - 1, argv + 1);
-        else if (!strcmp(argv[1], "metasync") || !strcmp(argv[1], "metapurge"))
+        else if (meta)
             st = cli_uid_meta(db, argc - 1, argv + 1);
         else
             st = uid_run(r, argc - 1, argv + 1, icase);
