@@ -425,9 +425,18 @@ static int rdb_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb
     st->handles = xcalloc(n, sizeof *st->handles);
 
     int rc = 0;
-    if (opts->read_only && n > n_exist + (n_exist == 0)) {
-        rc = oct_err(eb, OCT_EIO, "cannot open %s read-only: %s", opts->dir,
-                     n_exist ? "some tables do not exist" : "no database there");
+    if (opts->read_only && n_exist > 0 && n > n_exist) {
+        /* A store made by an older octsdb lacks the tables added since
+         * (octsdb-rollup), and a read-only open cannot create them: open
+         * what exists and read each missing table as RocksDB's "default"
+         * family, which octsdb never writes, so it reads as empty. The next
+         * read-write open creates them. */
+        for (int t = 0; t < STORE_TABLE_COUNT; t++)
+            if ((size_t)idx[t] >= n_exist) idx[t] = 0;
+        n = n_exist;
+    }
+    if (opts->read_only && n_exist == 0) {
+        rc = oct_err(eb, OCT_EIO, "cannot open %s read-only: no database there", opts->dir);
     } else {
         if (opts->read_only)
             st->db = rocksdb_open_for_read_only_column_families(
