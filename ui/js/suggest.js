@@ -56,6 +56,13 @@ export function attachSuggest(input, type, onPick) {
     timer = setTimeout(ask, DEBOUNCE_MS);
   });
   input.addEventListener('keydown', e => {
+    if (e.key === 'Escape') {
+      // also a suggest still on its way: it must not open the list afterwards
+      clearTimeout(timer);
+      if (ctl) { ctl.abort(); ctl = null; }
+      close();
+      return;
+    }
     if (list.hidden) return;
     if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
       e.preventDefault();
@@ -66,8 +73,6 @@ export function attachSuggest(input, type, onPick) {
     } else if ((e.key === 'Enter' || e.key === 'Tab') && sel >= 0) {
       e.preventDefault();
       pick(sel);
-    } else if (e.key === 'Escape') {
-      close();
     }
   });
   input.addEventListener('blur', () => { clearTimeout(timer); close(); });
