@@ -59,6 +59,7 @@ int store_exists(const store_options_t *opts, oct_errbuf_t *eb)
     const char *name = opts ? opts->backend : NULL;
     const store_methods_t *m = store_backend_find(name);
     if (!m) return unknown_backend(name, eb);
+    if (!opts || !opts->dir || !*opts->dir) return 0;
     return m->exists(opts, eb);
 }
 
@@ -74,6 +75,8 @@ int store_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
                        "tsd.storage.backend: backend '%s' implements version %d of the store "
                        "methods, this build knows 1..%d (watch, unwatch and notify: all or none)",
                        m->name, m->version, STORE_METHODS_VERSION);
+    if (!opts || !opts->dir || !*opts->dir)
+        return oct_err(eb, OCT_EINVAL, "store_open: no data dir given");
     return m->open(opts, out, eb);
 }
 

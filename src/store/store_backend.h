@@ -57,7 +57,8 @@ struct store_methods {
     int version;      /* STORE_METHODS_VERSION the backend implements */
     const char *name; /* the value of tsd.storage.backend that selects it */
 
-    /* version 1 */
+    /* version 1. open and exists are called with opts->dir non-empty
+     * (store.c checks it once for every backend). */
     int (*open)(const store_options_t *opts, store_t **out, oct_errbuf_t *eb);
     void (*close)(store_t *st); /* never called with NULL */
     int (*is_read_only)(const store_t *st);

@@ -92,17 +92,12 @@ static int rs_connect(rs_store_t *st, const oct_config_t *cfg, oct_errbuf_t *eb)
 static int rs_exists(const store_options_t *opts, oct_errbuf_t *eb)
 {
     (void)eb;
-    if (!opts || !opts->dir || !*opts->dir) return 0;
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/rados.ns", opts->dir) >= sizeof path) return 0;
-    return access(path, F_OK) == 0;
+    return store__dir_has(opts->dir, "rados.ns");
 }
 
 static int rs_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
 {
     *out = NULL;
-    if (!opts || !opts->dir || !*opts->dir)
-        return oct_err(eb, OCT_EINVAL, "store_open: no data dir given");
     rs_store_t *st = xcalloc(1, sizeof *st);
     st->lock_fd = -1;
     pthread_mutex_init(&st->idx_mu, NULL);

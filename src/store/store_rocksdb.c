@@ -344,17 +344,12 @@ static void log_dir_discard(char *dir)
 static int rdb_exists(const store_options_t *opts, oct_errbuf_t *eb)
 {
     (void)eb;
-    if (!opts || !opts->dir || !*opts->dir) return 0;
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/CURRENT", opts->dir) >= sizeof path) return 0;
-    return access(path, F_OK) == 0;
+    return store__dir_has(opts->dir, "CURRENT");
 }
 
 static int rdb_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb)
 {
     *out = NULL;
-    if (!opts || !opts->dir || !*opts->dir)
-        return oct_err(eb, OCT_EINVAL, "store_open: no data dir given");
 
     const char *names[STORE_TABLE_COUNT];
     for (int t = 0; t < STORE_TABLE_COUNT; t++) {

@@ -3,9 +3,12 @@
 #include "store/store_util.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/xmalloc.h"
 
@@ -72,6 +75,13 @@ int store__check_scan_spec(const store_scan_spec_t *spec, oct_errbuf_t *eb)
     if (spec->start_row.len > STORE_ROW_MAX || spec->stop_row.len > STORE_ROW_MAX)
         return oct_err(eb, OCT_EINVAL, "scan bound longer than %d bytes", STORE_ROW_MAX);
     return 0;
+}
+
+int store__dir_has(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) return 0;
+    return access(path, F_OK) == 0;
 }
 
 int store__mkdir_p(const char *dir)

@@ -31,6 +31,10 @@ int store__check_op(const store_op_t *op, oct_errbuf_t *eb);
 /* A scan's partition, family restriction and bounds. */
 int store__check_scan_spec(const store_scan_spec_t *spec, oct_errbuf_t *eb);
 
+/* 1 if the file name exists in dir (a backend's "a store was made here"
+ * mark), else 0. */
+int store__dir_has(const char *dir, const char *name);
+
 /* mkdir -p; 0 or -errno. */
 int store__mkdir_p(const char *dir);
 
