@@ -204,11 +204,7 @@ out:
 
 static void tn_reply(oct_strbuf_t *out, const char *kind, const char *msg)
 {
-    oct_strbuf_puts(out, "rollup: ");
-    oct_strbuf_puts(out, kind);
-    oct_strbuf_puts(out, ": ");
-    oct_strbuf_puts(out, msg);
-    oct_strbuf_append(out, "\n", 1);
+    telnet_error_line(out, "rollup", kind, msg);
 }
 
 void api_rollup_telnet(tsd_ctx_t *t, const char *line, size_t len, oct_strbuf_t *out)

@@ -6,6 +6,7 @@
 
 #include "common/xmalloc.h"
 #include "server/hist_int.h"
+#include "server/telnet.h"
 #include "tsdb/parse.h"
 
 size_t hist_base64_decode(const char *s, size_t n, uint8_t *out)
@@ -103,11 +104,7 @@ static int parse_jint(const char *s, size_t n, int64_t *out)
 
 static void reply(oct_strbuf_t *out, const char *kind, const char *msg)
 {
-    oct_strbuf_puts(out, "histogram: ");
-    oct_strbuf_puts(out, kind);
-    oct_strbuf_puts(out, ": ");
-    oct_strbuf_puts(out, msg);
-    oct_strbuf_append(out, "\n", 1);
+    telnet_error_line(out, "histogram", kind, msg);
 }
 
 void hist_telnet(tsd_ctx_t *t, const char *args, size_t len, int return_errors, oct_strbuf_t *out)

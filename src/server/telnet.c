@@ -212,15 +212,21 @@ void telnet_flush(telnet_session_t *s, oct_strbuf_t *out)
 
 /* ---- put ------------------------------------------------------------- */
 
-static void put_reply(telnet_session_t *s, oct_strbuf_t *out, tsd_counter_t ctr, const char *kind,
-                      const char *msg)
+void telnet_error_line(oct_strbuf_t *out, const char *cmd, const char *kind, const char *msg)
 {
-    tsd_count(s->tsd, ctr, 1);
-    oct_strbuf_puts(out, "put: ");
+    oct_strbuf_puts(out, cmd);
+    oct_strbuf_puts(out, ": ");
     oct_strbuf_puts(out, kind);
     oct_strbuf_puts(out, ": ");
     oct_strbuf_puts(out, msg);
     oct_strbuf_append(out, "\n", 1);
+}
+
+static void put_reply(telnet_session_t *s, oct_strbuf_t *out, tsd_counter_t ctr, const char *kind,
+                      const char *msg)
+{
+    tsd_count(s->tsd, ctr, 1);
+    telnet_error_line(out, "put", kind, msg);
 }
 
 /* A rejected line: the points batched before it are committed first so
@@ -455,7 +461,8 @@ static void do_stats(telnet_session_t *s, oct_strbuf_t *out)
 static void do_help(const telnet_session_t *s, oct_strbuf_t *out)
 {
     oct_strbuf_puts(out, "available commands: stats dropcaches version exit help ");
-    if (s->allow_put) oct_strbuf_puts(out, "put rollup histogram "); /* 2.4 registers them together */
+    if (s->allow_put)
+        oct_strbuf_puts(out, "put rollup histogram "); /* 2.4 registers them together */
     if (s->allow_diediedie) oct_strbuf_puts(out, "diediedie ");
     oct_strbuf_append(out, "\n", 1);
 }

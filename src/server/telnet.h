@@ -41,6 +41,10 @@ telnet_action_t telnet_line(telnet_session_t *s, const char *line, size_t len, o
 telnet_action_t telnet_line_stable(telnet_session_t *s, const char *line, size_t len,
                                    oct_strbuf_t *out);
 
+/* Appends OpenTSDB's telnet error line "<cmd>: <kind>: <msg>\n" (e.g. "put:
+ * invalid value: ...") to out: the one shape of every command's errors. */
+void telnet_error_line(oct_strbuf_t *out, const char *cmd, const char *kind, const char *msg);
+
 /* Commits batched puts; appends their error lines to out. */
 void telnet_flush(telnet_session_t *s, oct_strbuf_t *out);
 
