@@ -24,9 +24,10 @@ typedef struct {
     tsd_ctx_t *tsd;
     const http_request_t *req;
     http_response_t *resp;
-    unsigned verb;      /* the API_* bit of the effective method (method_override applied) */
-    const char *method; /* the effective method's name, for messages */
-    json_arena_t arena; /* per request; freed by the router */
+    unsigned verb;           /* the API_* bit of the effective method (method_override applied) */
+    const char *method;      /* the effective method's name, for messages */
+    json_arena_t arena;      /* per request; freed by the router */
+    struct api_names *names; /* api_names.c's memo, made on first use (arena) */
 } api_call_t;
 
 /* Endpoints (each file's entry points). */
@@ -173,7 +174,6 @@ const char *api_json_cstr(api_call_t *c, const json_value_t *o, const char *key)
 /* Writes the response as JSON: initialises a writer on resp->body. */
 void api_json_begin(api_call_t *c, json_writer_t *w);
 
-
 /* The timestamp member of a /api/put point, with its rules (api_put.c): 0 with the time in
  * ms and whether it was given in ms, or -1 with OpenTSDB's text in msg. */
 int api_put_timestamp(const json_value_t *v, int64_t *ts_ms, int *is_ms, char *msg, size_t cap);
@@ -208,9 +208,16 @@ typedef struct {
 int api_parse_mexpr(api_call_t *c, const char *m, api_mexpr_t *e);
 
 /* Writes {"tagk":"tagv",...} for a TSUID by resolving each UID (sorted by
- * tagk name). Returns 0 or a negative error (unknown UID etc.) with eb set. */
+ * tagk name). Returns 0 or a negative error (unknown UID etc.) with eb set.
+ * Names are memoized per call (api_names.c): a lookup of 50,000 series
+ * resolves and escapes each distinct name once. */
 int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
                          oct_errbuf_t *eb);
+/* The name of a UID as a JSON string with its quotes (*json, *len: valid
+ * for the call), memoized per call. Returns 0, or a negative error with eb
+ * set (unknown UID). */
+int api_name_json(api_call_t *c, codec_uid_kind_t kind, uint64_t id, const char **json, size_t *len,
+                  oct_errbuf_t *eb);
 
 /* ---- shared by the uid and search endpoints (api_uid.c) ------------- */
 

@@ -317,23 +317,24 @@ void api_search_lookup(api_call_t *c)
     json_w_uint(&w, n);
     json_w_key(&w, "results");
     json_w_arr_begin(&w);
-    uid_registry_t *u = tsdb_uids(db);
     for (size_t i = 0; i < n; i++) {
-        char hex[2 * 8 * 64 + 1];
+        char hex[2 * 8 * 64 + 3]; /* "TSUID" as JSON: hex needs no escaping */
         oct_errbuf_t eb;
-        uint8_t name[UID_NAME_MAX];
+        const char *name;
         size_t nl;
-        if (codec_uid_to_hex(keys[i].t, keys[i].len, hex, sizeof hex) < 0) continue;
-        if (uid_get_name(u, CODEC_UID_METRIC, codec_uid_decode(keys[i].t, s.mw), name, sizeof name,
-                         &nl, &eb)) {
+        int hl = codec_uid_to_hex(keys[i].t, keys[i].len, hex + 1, sizeof hex - 2);
+        if (hl < 0) continue;
+        if (api_name_json(c, CODEC_UID_METRIC, codec_uid_decode(keys[i].t, s.mw), &name, &nl,
+                          &eb)) {
             http_error(c->resp, 404, eb.msg, NULL);
             return;
         }
         json_w_obj_begin(&w);
         json_w_key(&w, "tsuid");
-        json_w_str(&w, hex);
+        hex[0] = hex[hl + 1] = '"';
+        json_w_raw(&w, hex, (size_t)hl + 2);
         json_w_key(&w, "metric");
-        json_w_strn(&w, (const char *)name, nl);
+        json_w_raw(&w, name, nl);
         json_w_key(&w, "tags");
         if (api_write_tsuid_tags(c, &w, keys[i].t, keys[i].len, &eb)) {
             http_error(c->resp, 404, eb.msg, NULL);
