@@ -151,13 +151,36 @@ static int fail(oct_errbuf_t *eb, const char *what, const char *s, size_t len, c
     return OCT_EBADNAME;
 }
 
+/* 1 for the ASCII bytes every name may hold (letters, digits, - _ . /). */
+static const uint8_t plain_ascii[256] = {
+    ['-'] = 1, ['.'] = 1, ['/'] = 1, ['_'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1,
+    ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['A'] = 1, ['B'] = 1,
+    ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1,
+    ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+    ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
+    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+    ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1,
+};
+
+/* Length of s's leading run of plain ASCII bytes: the whole name, almost
+ * always, so the UTF-8 decoding below runs only for the rest. */
+static size_t plain_prefix(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && plain_ascii[(uint8_t)s[i]])
+        i++;
+    return i;
+}
+
 int codec_name_validate(const char *what, const char *s, size_t len, const char *specials,
                         oct_errbuf_t *eb)
 {
     if (!s) return oct_err(eb, OCT_EBADNAME, "Invalid %s: null", what);
     if (len == 0) return oct_err(eb, OCT_EBADNAME, "Invalid %s: empty string", what);
     const uint8_t *p = (const uint8_t *)s;
-    size_t i = 0;
+    size_t i = plain_prefix(s, len);
     while (i < len) {
         uint32_t cp;
         size_t k = codec_utf8_decode(p + i, len - i, &cp);
@@ -194,6 +217,8 @@ static void tag_what(char *out, size_t cap, const char *prefix, const char *othe
 int codec_name_validate_tagk(const char *tagk, size_t klen, const char *tagv, size_t vlen,
                              const char *specials, oct_errbuf_t *eb)
 {
+    /* the message's text is built only for a name that fails */
+    if (tagk && klen && plain_prefix(tagk, klen) == klen) return 0;
     char what[QUOTE_MAX + 64];
     tag_what(what, sizeof what, "tag name with value ", tagv, vlen);
     return codec_name_validate(what, tagk, klen, specials, eb);
@@ -202,6 +227,7 @@ int codec_name_validate_tagk(const char *tagk, size_t klen, const char *tagv, si
 int codec_name_validate_tagv(const char *tagv, size_t vlen, const char *tagk, size_t klen,
                              const char *specials, oct_errbuf_t *eb)
 {
+    if (tagv && vlen && plain_prefix(tagv, vlen) == vlen) return 0;
     char what[QUOTE_MAX + 64];
     tag_what(what, sizeof what, "tag value with key ", tagk, klen);
     return codec_name_validate(what, tagv, vlen, specials, eb);

@@ -459,8 +459,8 @@ out:
     return rc;
 }
 
-/* A series known only by its TSUID (loaded at open or named by the WAL):
- * the names come from the UID table. */
+/* A series known only by its TSUID (loaded at open, named by the WAL or by
+ * the shared journal): registered without a text key. */
 int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int persist,
                          tw_series_t **out, oct_errbuf_t *eb)
 {
@@ -481,28 +481,12 @@ int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int
         tags[i].tagk = oct_get_be_n(tsuid + mw + (size_t)i * (kw + vw), kw);
         tags[i].tagv = oct_get_be_n(tsuid + mw + (size_t)i * (kw + vw) + kw, vw);
     }
-    /* Names, for the text key; a name that no longer resolves leaves the
-     * series reachable by TSUID only. */
-    uint8_t *names = xmalloc((2 * (size_t)nt + 1) * UID_NAME_MAX);
-    tw_kv_t *kv = xmalloc(((size_t)nt + 1) * sizeof *kv);
-    size_t ml = 0, l;
-    oct_errbuf_t e2;
-    int ok = uid_get_name(w->uids, CODEC_UID_METRIC, muid, names, UID_NAME_MAX, &ml, &e2) == 0;
-    for (int i = 0; ok && i < nt; i++) {
-        uint8_t *kb = names + (size_t)(2 * i + 1) * UID_NAME_MAX;
-        uint8_t *vb = kb + UID_NAME_MAX;
-        ok = uid_get_name(w->uids, CODEC_UID_TAGK, tags[i].tagk, kb, UID_NAME_MAX, &l, &e2) == 0;
-        kv[i].k = oct_slice(kb, l);
-        if (ok)
-            ok =
-                uid_get_name(w->uids, CODEC_UID_TAGV, tags[i].tagv, vb, UID_NAME_MAX, &l, &e2) == 0;
-        kv[i].v = oct_slice(vb, l);
-    }
-    /* kv must be in the same order as tags (the TSUID's), which is fine: the
-     * text match is order-independent. */
-    s = series_alloc(w, oct_slice(names, ml), muid, tags, ok ? kv : NULL, (size_t)nt);
-    free(names);
-    free(kv);
+    /* No text key: the first put naming this series misses the text map,
+     * resolves its names to this TSUID and links its text then
+     * (tw_series_commit), as after a rename. Building a million text keys
+     * from the UID names was most of a TSD's start-up (docs/architecture.md,
+     * "Start-up"). */
+    s = series_alloc(w, oct_slice(NULL, 0), muid, tags, NULL, (size_t)nt);
     free(tags);
     int rc = 0;
     pthread_mutex_lock(&w->create_mu);

@@ -200,8 +200,9 @@ int tw_series_prepare(tsdb_writer_t *w, const tsdb_dp_t *dp, tw_series_t **out, 
  * (their text keys are registered only if no rename came between). */
 int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, uint64_t names_gen,
                      oct_errbuf_t *eb);
-/* The series of a TSUID (loaded at open or named by the WAL), created from
- * the UID table's names if unknown, persisted first if persist. */
+/* The series of a TSUID (loaded at open or named by the WAL), created if
+ * unknown (persisted first if persist) without a text key: the first put
+ * naming it links one (tw_series_commit). */
 int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int persist,
                          tw_series_t **out, oct_errbuf_t *eb);
 void tw_series_free(tw_series_t *s);
