@@ -182,6 +182,12 @@ static int tree_json_int(const json_value_t *v, int *out)
     return 0;
 }
 
+/* 1 if member v's key is exactly k (keys are not NUL-terminated). */
+static int tree_key_is(const json_value_t *v, const char *k)
+{
+    return v->key_len == strlen(k) && !memcmp(v->key, k, v->key_len);
+}
+
 int tree_rule_from_json(const json_value_t *o, tree_rule_t *r, unsigned *mask, oct_errbuf_t *eb)
 {
     static const struct {
@@ -210,7 +216,7 @@ int tree_rule_from_json(const json_value_t *o, tree_rule_t *r, unsigned *mask, o
     unsigned m = 0;
     if (!o || o->type != JSON_OBJECT) return oct_err(eb, OCT_EINVAL, "Expected a rule object");
     for (const json_value_t *v = o->child; v; v = v->next) {
-        if (!strcmp(v->key, "type")) {
+        if (tree_key_is(v, "type")) {
             if (v->type == JSON_NULL) continue;
             char buf[32] = "";
             if (v->type == JSON_STRING && v->len < sizeof buf) memcpy(buf, v->str, v->len);
@@ -222,18 +228,18 @@ int tree_rule_from_json(const json_value_t *o, tree_rule_t *r, unsigned *mask, o
             continue;
         }
         for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
-            if (strcmp(v->key, strs[i].key)) continue;
+            if (!tree_key_is(v, strs[i].key)) continue;
             if (v->type != JSON_STRING && v->type != JSON_NULL)
-                return oct_err(eb, OCT_EINVAL, "Unable to parse %s", v->key);
+                return oct_err(eb, OCT_EINVAL, "Unable to parse %.*s", (int)v->key_len, v->key);
             char **dst = (char **)((char *)r + strs[i].off);
             free(*dst);
             *dst = v->type == JSON_NULL ? xstrdup("") : tree_strndup(v->str, v->len);
             m |= strs[i].bit;
         }
         for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
-            if (strcmp(v->key, ints[i].key)) continue;
+            if (!tree_key_is(v, ints[i].key)) continue;
             if (tree_json_int(v, (int *)((char *)r + ints[i].off)))
-                return oct_err(eb, OCT_EINVAL, "Unable to parse %s", v->key);
+                return oct_err(eb, OCT_EINVAL, "Unable to parse %.*s", (int)v->key_len, v->key);
             m |= ints[i].bit;
         }
     }

@@ -60,6 +60,15 @@ void api_search_tsmeta_summary(api_call_t *c);
 void api_search_tsuids(api_call_t *c);
 void api_search_uidmeta(api_call_t *c);
 void api_search_annotation(api_call_t *c);
+/* /api/tree and its sub-endpoints (api_tree.c, docs/trees.md) */
+void api_tree(api_call_t *c);
+void api_tree_branch(api_call_t *c);
+void api_tree_rule(api_call_t *c);
+void api_tree_rules(api_call_t *c);
+void api_tree_test(api_call_t *c);
+void api_tree_collisions(api_call_t *c);
+void api_tree_notmatched(api_call_t *c);
+void api_tree_unknown(api_call_t *c); /* /api/tree/<other>: 2.4's 404 */
 void api_uid_assign(api_call_t *c);
 void api_uid_uidmeta(api_call_t *c);
 void api_uid_tsmeta(api_call_t *c);
