@@ -946,3 +946,28 @@ void api_tree_unknown(api_call_t *c)
 {
     http_error(c->resp, 404, "This endpoint is not supported", NULL);
 }
+
+/* POST /api/octsdb/tree/sync: `octsdb uid treesync` run by the TSD
+ * (docs/cli-live.md): every TSMeta through every enabled tree; answers the
+ * counts. */
+void api_octsdb_tree_sync(api_call_t *c)
+{
+    tsdb_tree_sync_stats_t st;
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    int rc = tsdb_tree_sync(c->tsd->db, NULL, NULL, &st, &eb);
+    if (rc) {
+        http_error(c->resp, 500, "Tree sync failed", eb.msg[0] ? eb.msg : oct_strerror(rc));
+        return;
+    }
+    json_writer_t w;
+    api_json_begin(c, &w);
+    json_w_obj_begin(&w);
+    const char *k[] = {"series", "stored", "collisions", "notMatched", "noBranch"};
+    const uint64_t v[] = {st.series, st.stored, st.collisions, st.not_matched, st.no_branch};
+    for (size_t i = 0; i < 5; i++) {
+        json_w_key(&w, k[i]);
+        json_w_uint(&w, v[i]);
+    }
+    json_w_obj_end(&w);
+}
