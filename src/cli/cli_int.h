@@ -120,6 +120,10 @@ int cli_format_tags(tsdb_t *db, const codec_rowkey_t *rk, int import, oct_strbuf
 
 /* `uid metasync` / `uid metapurge` (argv[0]) over an open db; cmd_metasync.c. */
 int cli_uid_meta(tsdb_t *db, int argc, char **argv);
+/* `uid treesync` / `uid treepurge <id> [true]` (cmd_tree.c) on an open data
+ * dir, or through a live TSD; argv[0] is the subcommand. */
+int cli_uid_tree(tsdb_t *db, const oct_config_t *cfg, int argc, char **argv);
+int cli_uid_tree_live(cli_live_t *l, const oct_config_t *cfg, int argc, char **argv);
 
 /* ---- progress of long commands (progress.c) ----
  * A line on stderr, redrawn in place at most 4 times a second: with a total

@@ -33,6 +33,10 @@ static void uid_usage(FILE *f)
                "  metasync: Creates missing TSMeta/UIDMeta from the stored series (created =\n"
                "        first point, counter = points) and corrects their created time.\n"
                "  metapurge: Deletes every TSMeta and UIDMeta.\n"
+               "  treesync: Runs every TSMeta through the enabled trees (needs\n"
+               "        tsd.core.tree.enable_processing).\n"
+               "  treepurge <id> [true]: Deletes a tree's branches, leaves, collisions and\n"
+               "        not-matched records; with true also its definition and rules.\n"
                "  [kind] <name>: Lookup the ID of this name.\n"
                "  [kind] <ID>: Lookup the name of this ID.\n"
                "Example values for [kind]: metrics, tagk (tag name), tagv (tag value).\n"
@@ -324,10 +328,6 @@ static int uid_run(uid_registry_t *r, int argc, char **argv, int icase)
         fprintf(stderr, "UID %s %s deleted.\n", uid_kind_name(k), argv[2]);
         return CLI_EXIT_OK;
     }
-    if (!strcmp(sub, "treesync") || !strcmp(sub, "treepurge")) {
-        fprintf(stderr, "octsdb uid %s: not available yet (trees are not implemented)\n", sub);
-        return CLI_EXIT_USAGE;
-    }
     if (argc == 1 || argc == 2) return uid_lookup(r, argc, argv);
 wrong_args:
     fprintf(stderr, "Wrong number of arguments\n");
@@ -596,6 +596,13 @@ static int cmd_uid_common(int argc, char **argv, int mkmetric)
     cli_live_t *live;
     st = cli_open_or_live(cmd, cfg, &db, &live);
     int meta = !mkmetric && (!strcmp(argv[1], "metasync") || !strcmp(argv[1], "metapurge"));
+    int tree = !mkmetric && (!strcmp(argv[1], "treesync") || !strcmp(argv[1], "treepurge"));
+    if (st == 0 && live && tree) {
+        st = cli_uid_tree_live(live, cfg, argc - 1, argv + 1);
+        cli_live_close(live);
+        oct_config_free(cfg);
+        return st;
+    }
     if (st == 0 && live && meta) {
         /* no endpoint runs them inside the TSD yet, and a read-only open
          * would silently write nothing (docs/meta-sync.md) */
@@ -619,6 +626,8 @@ static int cmd_uid_common(int argc, char **argv, int mkmetric)
             st = uid_assign_names(r, CODEC_UID_METRIC, argc - 1, argv + 1);
         else if (meta)
             st = cli_uid_meta(db, argc - 1, argv + 1);
+        else if (tree)
+            st = cli_uid_tree(db, cfg, argc - 1, argv + 1);
         else
             st = uid_run(r, argc - 1, argv + 1, icase);
         tsdb_close(db);

@@ -62,6 +62,7 @@ static const api_route_t api_routes[] = {
     {"octsdb/delete", API_POST, MODE_WRITE, 0, api_octsdb_delete},
     {"octsdb/flush", API_POST, MODE_ALL, 0, api_octsdb_flush},
     {"octsdb/fsck", API_POST, MODE_WRITE, 0, api_octsdb_fsck},
+    {"octsdb/tree/sync", API_POST, MODE_WRITE, 0, api_octsdb_tree_sync},
     {"octsdb/uid/delete", API_POST, MODE_WRITE, 0, api_octsdb_uid_delete},
     {"octsdb/uid/fsck", API_POST, MODE_WRITE, 0, api_octsdb_uid_fsck},
     {"put", API_POST, MODE_WRITE, 0, api_put},
@@ -79,6 +80,15 @@ static const api_route_t api_routes[] = {
     {"stats/threads", API_GET | API_POST, MODE_ALL, 0, api_stats_threads},
     {"stats/jvm", API_GET | API_POST, MODE_ALL, 0, api_stats_jvm},
     {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
+    {"tree", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree},
+    {"tree/branch", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree_branch},
+    {"tree/collisions", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1,
+     api_tree_collisions},
+    {"tree/notmatched", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1,
+     api_tree_notmatched},
+    {"tree/rule", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree_rule},
+    {"tree/rules", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree_rules},
+    {"tree/test", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree_test},
     {"uid/assign", API_GET | API_POST, MODE_WRITE, 0, api_uid_assign},
     {"uid/rename", API_GET | API_POST, MODE_WRITE, 0, api_uid_rename},
     {"uid/tsmeta", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_uid_tsmeta},
@@ -124,10 +134,12 @@ static int api_route_writes(const api_route_t *r, unsigned verb)
     if (r->fn == api_put || r->fn == api_uid_assign || r->fn == api_uid_rename ||
         r->fn == api_dropcaches || r->fn == api_annotation_bulk || r->fn == api_rollup ||
         r->fn == api_histogram || r->fn == api_octsdb_compact || r->fn == api_octsdb_delete ||
-        r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete || r->fn == api_octsdb_uid_fsck)
+        r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete || r->fn == api_octsdb_uid_fsck ||
+        r->fn == api_octsdb_tree_sync)
         return 1;
     if (r->fn == api_annotation || r->fn == api_annotations || r->fn == api_uid_tsmeta ||
-        r->fn == api_uid_uidmeta)
+        r->fn == api_uid_uidmeta || r->fn == api_tree || r->fn == api_tree_rule ||
+        r->fn == api_tree_rules)
         return verb != API_GET;
     return 0;
 }
@@ -297,6 +309,10 @@ static void api_route(tsd_ctx_t *tsd, const http_request_t *req, http_response_t
             else
                 api_query(&c, nseg > first + 1 ? key + 6 : "");
             json_arena_free(&c.arena);
+            return;
+        }
+        if (!r && nseg > first + 1 && !strcmp(segs[first], "tree") && (mode_bit & MODE_WRITE)) {
+            api_tree_unknown(&c);
             return;
         }
         if (!r && nseg > first + 1 && !strcmp(segs[first], "uid") && (mode_bit & MODE_WRITE)) {

@@ -61,6 +61,15 @@ void api_search_tsmeta_summary(api_call_t *c);
 void api_search_tsuids(api_call_t *c);
 void api_search_uidmeta(api_call_t *c);
 void api_search_annotation(api_call_t *c);
+/* /api/tree and its sub-endpoints (api_tree.c, docs/trees.md) */
+void api_tree(api_call_t *c);
+void api_tree_branch(api_call_t *c);
+void api_tree_rule(api_call_t *c);
+void api_tree_rules(api_call_t *c);
+void api_tree_test(api_call_t *c);
+void api_tree_collisions(api_call_t *c);
+void api_tree_notmatched(api_call_t *c);
+void api_tree_unknown(api_call_t *c); /* /api/tree/<other>: 2.4's 404 */
 void api_uid_assign(api_call_t *c);
 void api_uid_uidmeta(api_call_t *c);
 void api_uid_tsmeta(api_call_t *c);
@@ -75,6 +84,7 @@ void api_octsdb_uid_fsck(api_call_t *c);
 void api_octsdb_compact(api_call_t *c);
 void api_octsdb_delete(api_call_t *c);
 void api_octsdb_fsck(api_call_t *c);
+void api_octsdb_tree_sync(api_call_t *c); /* api_tree.c */
 /* /s/<rel> (api_static.c): a file under tsd.http.staticroot; rel is the
  * decoded path after "/s/", case kept. */
 void api_static(api_call_t *c, const char *rel);

@@ -16,9 +16,11 @@
 #include "codec/rowkey.h"
 #include "codec/uid_bytes.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "server/api_int.h"
 #include "tsdb/select.h"
 #include "tsdb/tsdb.h"
+#include "tsdb/tree.h"
 #include "tsdb/tsmeta.h"
 #include "tsdb/read.h"
 #include "tsdb/write.h"
@@ -628,6 +630,11 @@ void api_uid_tsmeta(api_call_t *c)
         http_error(c->resp, 500, "Unable to store the TSMeta", eb.msg);
         return;
     }
+    /* as 2.4: a TSMeta created here goes through every enabled tree; a
+     * failure there is logged, the TSMeta stands */
+    if (create && oct_config_get_bool(c->tsd->cfg, "tsd.core.tree.enable_processing") &&
+        tsdb_tree_process_new(db, tsuid, (size_t)tlen, &eb) < 0)
+        oct_log(OCT_LOG_WARN, "tree", "new TSMeta: tree processing failed: %s", eb.msg);
     json_writer_t w;
     api_json_begin(c, &w);
     if (api_write_tsmeta(c, &w, tsuid, (size_t)tlen, &nw, create ? 0 : ctr))

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 
 #include "tsdb/series.h"
+#include "tsdb/tree.h"
 #include "tsdb/tsmeta.h"
 
 static void meta_create_if_missing(tsdb_writer_t *w, const tw_series_t *s, int init_counter)
@@ -32,6 +33,9 @@ static void meta_create_if_missing(tsdb_writer_t *w, const tw_series_t *s, int i
         tsmeta_init(&m);
         m.created = oct_clock_wall_ms() / 1000;
         rc = tsmeta_put(w->db, s->tsuid, s->tsuid_len, &m, init_counter, &eb);
+        /* as 2.4: a newly created TSMeta goes through every enabled tree */
+        if (rc == 0 && w->tree_processing)
+            rc = tsdb_tree_process_new(w->db, s->tsuid, s->tsuid_len, &eb);
     }
     json_arena_free(&a);
     if (rc < 0) atomic_fetch_add_explicit(&w->meta_errors, 1, memory_order_relaxed);

@@ -116,6 +116,7 @@ struct tsdb_writer {
     int64_t grace_ms;
     /* tsd.core.meta.*: OpenTSDB's TSMeta tracking (meta.c) */
     int meta_tracking, meta_realtime_ts, meta_incrementing;
+    int tree_processing; /* tsd.core.tree.enable_processing: new TSMeta through the trees */
 
     tw_map_t by_text, by_tsuid;
     tw_index_t *index;

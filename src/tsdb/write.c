@@ -672,6 +672,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     w->meta_tracking = oct_config_get_bool(cfg, "tsd.core.meta.enable_tsuid_tracking");
     w->meta_realtime_ts = oct_config_get_bool(cfg, "tsd.core.meta.enable_realtime_ts");
     w->meta_incrementing = oct_config_get_bool(cfg, "tsd.core.meta.enable_tsuid_incrementing");
+    w->tree_processing = oct_config_get_bool(cfg, "tsd.core.tree.enable_processing");
     const char *sp = oct_config_get(cfg, "tsd.core.tag.allow_specialchars");
     if (sp) w->specials = xstrdup(sp);
     w->flush_every_ms = oct_config_get_int(cfg, "tsd.storage.flush_interval");
