@@ -174,10 +174,17 @@ int tsmeta_delete(tsdb_t *db, const uint8_t *tsuid, size_t len, oct_errbuf_t *eb
 {
     int rc = tsmeta_check(db, len, eb);
     if (rc) return rc;
-    store_op_t op = {STORE_OP_DELETE_ROW,
-                     tsmeta_part(db, tsuid),
-                     {oct_slice(tsuid, len), oct_slice_str(TSMETA_FAMILY), {0}, {0}}};
-    return store_write(tsdb_store(db), STORE_TABLE_META, &op, 1, 0, eb);
+    /* Only the meta cells: the row also holds octsdb's series record
+     * (name:octsdb_series, docs/format/meta.md), from which the series
+     * index is rebuilt at open; deleting it would lose the series' data
+     * to every query after a restart. */
+    oct_slice_t part = tsmeta_part(db, tsuid), row = oct_slice(tsuid, len),
+                fam = oct_slice_str(TSMETA_FAMILY);
+    store_op_t ops[2] = {
+        {STORE_OP_DELETE_CELL, part, {row, fam, oct_slice_str(TSMETA_QUAL_META), {0}}},
+        {STORE_OP_DELETE_CELL, part, {row, fam, oct_slice_str(TSMETA_QUAL_CTR), {0}}},
+    };
+    return store_write(tsdb_store(db), STORE_TABLE_META, ops, 2, 0, eb);
 }
 
 int tsmeta_incr(tsdb_t *db, const uint8_t *tsuid, size_t len, int64_t delta, int64_t *out_new,

@@ -59,7 +59,8 @@ OCT_MUST_CHECK int tsmeta_get(tsdb_t *db, const uint8_t *tsuid, size_t len, json
 OCT_MUST_CHECK int tsmeta_put(tsdb_t *db, const uint8_t *tsuid, size_t len, const tsmeta_t *m,
                               int init_counter, oct_errbuf_t *eb);
 
-/* Deletes the row (ts_meta and ts_ctr). Absent is fine. */
+/* Deletes the TSMeta cells ts_meta and ts_ctr, keeping the row's
+ * octsdb_series cell (the series itself). Absent is fine. */
 OCT_MUST_CHECK int tsmeta_delete(tsdb_t *db, const uint8_t *tsuid, size_t len, oct_errbuf_t *eb);
 
 /* Atomically adds delta to ts_ctr (absent = 0); *out_new (may be NULL) gets

@@ -102,6 +102,13 @@ void uid_drop_caches(uid_registry_t *r)
     }
 }
 
+void uid_kind_stats(uid_registry_t *r, codec_uid_kind_t kind, uid_kind_stats_t *out)
+{
+    uid_cache_t *c = r->k[kind].cache;
+    uid_cache_lookups(c, &out->hits, &out->misses);
+    out->size = uid_cache_size(c);
+}
+
 /* Callers only pass ids they checked against s->max. */
 static void uid_encode(const uid_kind_state_t *s, uint64_t id, uint8_t *out)
 {

@@ -186,6 +186,14 @@ OCT_MUST_CHECK int uid_lost_assignment(uid_registry_t *r, codec_uid_kind_t kind,
 /* Drops every cached mapping (`dropcaches`). */
 void uid_drop_caches(uid_registry_t *r);
 
+/* The kind's cache figures for the stats (tsd.uid.cache-hit, cache-miss, cache-size; as
+ * OpenTSDB's UniqueId counts them, docs/stats.md): lookups of a name or a UID that the cache
+ * answered or not, since open, and the names it holds now. Any thread; never blocks. */
+typedef struct {
+    uint64_t hits, misses, size;
+} uid_kind_stats_t;
+void uid_kind_stats(uid_registry_t *r, codec_uid_kind_t kind, uid_kind_stats_t *out);
+
 /* UIDMeta, stored as OpenTSDB stores it: JSON in name:<type>_meta of the UID's
  * row, fields in this order: type, displayName, description, notes, created,
  * custom. Strings are borrowed; custom_json is a JSON object or NULL. */

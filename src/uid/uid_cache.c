@@ -46,9 +46,12 @@ struct table {
     _Atomic(struct entry *) slot[];
 };
 
-/* One reader slot per cache line so threads on different slots share nothing. */
+/* One reader slot per cache line so threads on different slots share nothing. The lookup
+ * counters live on the same line, which the lookup already owns: counting costs one uncontended
+ * relaxed add, no extra cache miss. */
 struct rslot {
     alignas(CACHE_LINE) atomic_ulong cnt[2];
+    atomic_ulong hits, misses;
 };
 
 enum retire_kind {
@@ -185,6 +188,12 @@ static inline void reader_exit(uid_cache_t *c, unsigned tok)
     atomic_fetch_sub_explicit(&c->rd[tok / 2].cnt[tok & 1], 1, memory_order_release);
 }
 
+static inline void count_lookup(uid_cache_t *c, unsigned tok, int hit)
+{
+    struct rslot *r = &c->rd[tok / 2];
+    atomic_fetch_add_explicit(hit ? &r->hits : &r->misses, 1, memory_order_relaxed);
+}
+
 unsigned uid_cache__reader_enter(uid_cache_t *c)
 {
     return reader_enter(c);
@@ -224,6 +233,7 @@ int uid_cache_get_id(uid_cache_t *c, const uint8_t *name, size_t len, uint64_t *
     struct table *t = atomic_load_explicit(&c->names, memory_order_seq_cst);
     struct entry *e = find_name(t, name, len, h);
     if (e) *id = e->id;
+    count_lookup(c, tok, e != NULL);
     reader_exit(c, tok);
     return e != NULL;
 }
@@ -239,6 +249,7 @@ long uid_cache_get_name(uid_cache_t *c, uint64_t id, uint8_t *buf, size_t cap)
         n = (long)e->len;
         if (cap > 0) memcpy(buf, e->name, e->len < cap ? e->len : cap);
     }
+    count_lookup(c, tok, e != NULL);
     reader_exit(c, tok);
     return n;
 }
@@ -246,6 +257,17 @@ long uid_cache_get_name(uid_cache_t *c, uint64_t id, uint8_t *buf, size_t cap)
 size_t uid_cache_size(uid_cache_t *c)
 {
     return atomic_load_explicit(&c->size, memory_order_relaxed);
+}
+
+void uid_cache_lookups(uid_cache_t *c, uint64_t *hits, uint64_t *misses)
+{
+    uint64_t h = 0, m = 0;
+    for (unsigned i = 0; i < READ_SLOTS; i++) {
+        h += atomic_load_explicit(&c->rd[i].hits, memory_order_relaxed);
+        m += atomic_load_explicit(&c->rd[i].misses, memory_order_relaxed);
+    }
+    *hits = h;
+    *misses = m;
 }
 
 /* ------------------------------------------------------------------------------------------------

@@ -76,6 +76,12 @@ void uid_cache_clear(uid_cache_t *c);
 /* Number of name -> id mappings; exact when no writer runs, approximate otherwise. */
 size_t uid_cache_size(uid_cache_t *c);
 
+/* Lookups since uid_cache_new, for the stats (tsd.uid.cache-hit / cache-miss): every
+ * uid_cache_get_id and uid_cache_get_name call that found its key (*hits) or did not (*misses),
+ * both directions together. uid_cache_clear does not reset them. Each count is exact once the
+ * lookups it covers have returned; while lookups run the sum may lag them. Any thread. */
+void uid_cache_lookups(uid_cache_t *c, uint64_t *hits, uint64_t *misses);
+
 /* The name hash the cache uses (64-bit, non-cryptographic, wyhash-like multiply-fold). Exposed for
  * peers that want the same distribution, e.g. benchmarks. Any seed is fine; equal inputs and seed
  * give equal results within one build. */

@@ -14,6 +14,8 @@
 #include "testutil.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/tsdb_int.h"
+#include "tsdb/read.h"
+#include "tsdb/select.h"
 #include "tsdb/tsmeta.h"
 #include "tsdb/write.h"
 
@@ -165,6 +167,51 @@ static void realtime_uid_writes_uidmeta(void **state)
     free(dir);
 }
 
+static int count_series(void *ctx, const uint8_t *tsuid, size_t len)
+{
+    (void)tsuid;
+    (void)len;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* Deleting a series' TSMeta removes ts_meta and ts_ctr only: the series
+ * stays in the index after a reopen (rebuilt from name:octsdb_series) and
+ * its points are still found through it. */
+static void tsmeta_delete_keeps_series(void **state)
+{
+    (void)state;
+    char *dir = tu_tempdir();
+    tsdb_t *db = open_db(dir, 1, 1, 1, 0);
+    put_n(db, 4);
+    assert_true(has_tsmeta(db, NULL));
+    assert_int_equal(read_ctr(db), 4);
+    oct_errbuf_t eb;
+    assert_int_equal(tsmeta_delete(db, TSUID, 9, &eb), 0);
+    assert_false(has_tsmeta(db, NULL));
+    assert_int_equal(read_ctr(db), -1);
+    tsdb_close(db);
+
+    db = open_db(dir, 0, 0, 0, 0);
+    const char *k[1] = {"host"}, *v[1] = {"web01"};
+    int n = 0;
+    assert_int_equal(
+        tsdb_select_names(db, "sys.cpu.user", k, v, 1, TSDB_SELECT_EXACT, count_series, &n, &eb),
+        0);
+    assert_int_equal(n, 1);
+    codec_point_t *pts;
+    size_t np;
+    assert_int_equal(tsdb_read_series(db, TSUID, 9, 0, INT64_MAX, &pts, &np, &eb), 0);
+    assert_int_equal(np, 4); /* put_n wrote values 0..3 at 1356998400..403 */
+    for (size_t i = 0; i < np; i++)
+        assert_int_equal(pts[i].ts_ms, (1356998400LL + (int64_t)i) * 1000);
+    free(pts);
+    assert_false(has_tsmeta(db, NULL));
+    tsdb_close(db);
+    tu_rmrf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +220,7 @@ int main(void)
         cmocka_unit_test(realtime_ts_creates_tsmeta_once),
         cmocka_unit_test(incrementing_counts_every_point),
         cmocka_unit_test(realtime_uid_writes_uidmeta),
+        cmocka_unit_test(tsmeta_delete_keeps_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -287,7 +287,7 @@ static void random_ops_match_reference_model(void **state)
     for (int i = 0; i < IDS; i++)
         rev[i] = -1;
     uid_cache_t *c = uid_cache_new();
-    uint64_t s = 42;
+    uint64_t s = 42, want_hits = 0, want_misses = 0;
     for (int op = 0; op < OPS; op++) {
         int n = (int)(rnd(&s) % NAMES), id = (int)(rnd(&s) % IDS);
         unsigned kind = (unsigned)(rnd(&s) % 1000);
@@ -315,6 +315,8 @@ static void random_ops_match_reference_model(void **state)
             int hit = uid_cache_get_id(c, U8(names[i]), strlen(names[i]), &got);
             assert_int_equal(hit, fwd[i] >= 0);
             if (hit) assert_int_equal(got, (uint64_t)fwd[i]);
+            want_hits += fwd[i] >= 0;
+            want_misses += fwd[i] < 0;
             live += fwd[i] >= 0;
         }
         assert_int_equal(uid_cache_size(c), live);
@@ -323,8 +325,15 @@ static void random_ops_match_reference_model(void **state)
                 assert_int_equal(uid_cache_get_name(c, (uint64_t)i, NULL, 0), -1);
             else
                 assert_true(has_name(c, (uint64_t)i, names[rev[i]]));
+            want_hits += rev[i] >= 0;
+            want_misses += rev[i] < 0;
         }
     }
+    /* every lookup above counted once, as the model says it hit or missed (clear keeps them) */
+    uint64_t hits, misses;
+    uid_cache_lookups(c, &hits, &misses);
+    assert_int_equal(hits, want_hits);
+    assert_int_equal(misses, want_misses);
     uid_cache_free(c);
 }
 
@@ -614,6 +623,14 @@ static void readers_never_see_a_wrong_pairing(void **state)
     assert_true(atomic_load(&r.id_hits) > 0);
     assert_true(atomic_load(&r.name_hits) > 0);
     assert_true(atomic_load(&r.writes) > 0);
+    /* The cache's own lookup counts (tsd.uid.cache-hit / cache-miss) are exact although the
+     * lookups ran on 8 threads: two lookups per reader iteration, the hits as the readers saw
+     * them. Writers look nothing up. */
+    uint64_t hits, misses;
+    uid_cache_lookups(r.c, &hits, &misses);
+    long want_hits = atomic_load(&r.id_hits) + atomic_load(&r.name_hits);
+    assert_int_equal(hits, (uint64_t)want_hits);
+    assert_int_equal(misses, (uint64_t)(2 * atomic_load(&r.lookups) - want_hits));
 
     /* Quiescent again: the hot set is whole after one more restore. */
     put_hot(r.c);
