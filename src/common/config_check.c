@@ -104,6 +104,9 @@ static int check_unknown_cb(void *ctx, const char *key, const char *value)
     (void)value;
     check_list_t *l = ctx;
     if (strncmp(key, "tsd.", 4) || oct_config_is_known(key)) return 0;
+    /* table.<name> and metric.<prefix>: names of the operator's, checked
+     * (unknown ones refused) when the data dir opens (tsdb/retention.c) */
+    if (strncmp(key, "tsd.storage.retention.", 22) == 0) return 0;
     oct_strbuf_t sb = {0};
     oct_strbuf_printf(&sb, "unknown configuration key '%s' is ignored", key);
     const char *near = oct_config_suggest(key);

@@ -164,6 +164,12 @@ const oct_config__key_t oct_config__keys[] = {
      * 5 min keeps memory and WAL bounded at little write amplification for one TSD; set ~1000
      * when several TSDs share a store so that each sees the others' points within a second. */
     INT("tsd.storage.head.open_flush_ms", "300000", 0, I32),
+    /* octsdb's own: retention by data time (docs/retention.md). raw = how long the data
+     * table keeps points (<n>h|d|w|n|y, 0 = forever); table.<2.4 rollup table> and
+     * metric.<metric name prefix> keys beside it are checked by tsdb_open; expired
+     * partitions are dropped every interval_ms. */
+    STR("tsd.storage.retention.raw", NULL),
+    INT("tsd.storage.retention.interval_ms", "600000", 100, I32),
     /* octsdb's own: on a store several TSDs share (rados), a point accepted by one TSD is
      * answered by every TSD's queries within this bound (ms): each TSD writes what it accepted
      * to the store every half of it and learns new series as often (docs/scale-out.md). */

@@ -60,6 +60,7 @@ static const api_route_t api_routes[] = {
     {"histogram", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 0, api_histogram},
     {"octsdb/compact", API_POST, MODE_WRITE, 0, api_octsdb_compact},
     {"octsdb/delete", API_POST, MODE_WRITE, 0, api_octsdb_delete},
+    {"octsdb/expire", API_POST, MODE_WRITE, 0, api_octsdb_expire},
     {"octsdb/flush", API_POST, MODE_ALL, 0, api_octsdb_flush},
     {"octsdb/fsck", API_POST, MODE_WRITE, 0, api_octsdb_fsck},
     {"octsdb/tree/sync", API_POST, MODE_WRITE, 0, api_octsdb_tree_sync},

@@ -79,6 +79,7 @@ void api_annotation_bulk(api_call_t *c); /* /api/annotation/bulk */
 void api_annotations(api_call_t *c);     /* /api/annotations: global notes of a range */
 void api_query_last(api_call_t *c);      /* /api/query/last (api_query_last.c) */
 void api_octsdb_flush(api_call_t *c);    /* /api/octsdb/... (api_admin.c, docs/cli-live.md) */
+void api_octsdb_expire(api_call_t *c);   /* api_retention.c, docs/retention.md */
 void api_octsdb_uid_delete(api_call_t *c);
 void api_octsdb_uid_fsck(api_call_t *c);
 void api_octsdb_compact(api_call_t *c);

@@ -19,6 +19,7 @@
 #include "server/api_int.h"
 #include "server/build_info.h"
 #include "tsdb/maint.h"
+#include "tsdb/retention.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
@@ -214,7 +215,7 @@ size_t api_stats_collect(api_call_t *c, api_stat_t *out)
         TSD_COUNTER_MAP(TSD_CTR_NAME)
 #undef TSD_CTR_NAME
     };
-    _Static_assert(TSD_CTR_COUNT + 12 + 2 * CODEC_UID_N_KINDS <= API_STATS_MAX,
+    _Static_assert(TSD_CTR_COUNT + 16 + 2 * CODEC_UID_N_KINDS <= API_STATS_MAX,
                    "API_STATS_MAX too small");
     size_t n = 0;
 #define API_STAT(m, t, v, g) (out[n++] = (api_stat_t){(m), (t), (v), (g)})
@@ -239,6 +240,12 @@ size_t api_stats_collect(api_call_t *c, api_stat_t *out)
     API_STAT("tsd.storage.blocks_flushed", "", st.blocks_flushed, 0);
     API_STAT("tsd.storage.flush_errors", "", st.flush_errors, 0);
     API_STAT("tsd.storage.bytes", "", api_storage_bytes(c->tsd, oct_clock_wall_ms()), 1);
+    tsdb_retention_stats_t rs;
+    tsdb_retention_stats(c->tsd->db, &rs);
+    API_STAT("tsd.retention.passes", "", rs.passes, 0);
+    API_STAT("tsd.retention.errors", "", rs.errors, 0);
+    API_STAT("tsd.retention.expired.partitions", "table=raw", rs.raw_parts, 0);
+    API_STAT("tsd.retention.expired.partitions", "table=rollup", rs.rollup_parts, 0);
 
     /* OpenTSDB's UID usage: tsd.uid.ids-used / ids-available kind=<kind>. */
     uid_registry_t *u = tsdb_uids(c->tsd->db);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "tsdb/retention.h"
 #include "tsdb/write.h"
 
 static void stat_line(const tsd_ctx_t *t, int fqdn, long long port, oct_strbuf_t *out,
@@ -43,4 +44,11 @@ void stats_text(tsd_ctx_t *t, int fqdn, long long port, oct_strbuf_t *out)
     stat_line(t, fqdn, port, out, now, "storage.wal.syncs", st.wal_syncs, "");
     stat_line(t, fqdn, port, out, now, "storage.blocks_flushed", st.blocks_flushed, "");
     stat_line(t, fqdn, port, out, now, "storage.flush_errors", st.flush_errors, "");
+    tsdb_retention_stats_t rs;
+    tsdb_retention_stats(t->db, &rs);
+    stat_line(t, fqdn, port, out, now, "retention.passes", rs.passes, "");
+    stat_line(t, fqdn, port, out, now, "retention.errors", rs.errors, "");
+    stat_line(t, fqdn, port, out, now, "retention.expired.partitions", rs.raw_parts, "table=raw");
+    stat_line(t, fqdn, port, out, now, "retention.expired.partitions", rs.rollup_parts,
+              "table=rollup");
 }

@@ -42,6 +42,7 @@
 #include "server/loop.h"
 #include "server/tls.h"
 #include "server/tsd_addr.h"
+#include "tsdb/retention.h"
 
 #define TSD_HTTP_GRACE_MS 10000
 
@@ -274,6 +275,8 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
         oct_log_info("tsd", "TLS on the same port%s", tls_required(tls) ? " (required)" : "");
     }
 
+    rc = tsdb_retention_start(db, eb); /* a pass now, then every retention.interval_ms */
+    if (rc) goto leave;
     published = tsd_addr_publish(cfg, &l, tls);
     oct_log_info("tsd", "Ready to serve on %s", l.addr);
     int64_t paused_until = 0;

@@ -188,6 +188,28 @@ int store_compact(store_t *st, oct_errbuf_t *eb)
     return st->methods->compact(st, eb);
 }
 
+int store_part_drop(store_t *st, store_table_t t, oct_slice_t start, oct_slice_t stop,
+                    uint64_t *n_parts, oct_errbuf_t *eb)
+{
+    if (n_parts) *n_parts = 0;
+    if (!st) return oct_err(eb, OCT_EINVAL, "no store");
+    if ((int)t < 0 || t >= STORE_TABLE_COUNT)
+        return oct_err(eb, OCT_EINVAL, "no such table %d", (int)t);
+    if (start.len < 1 || start.len > 255 || stop.len < 1 || stop.len > 255)
+        return oct_err(eb, OCT_EINVAL, "store_part_drop: bounds must be 1..255 bytes");
+    size_t m = start.len < stop.len ? start.len : stop.len;
+    int c = memcmp(start.ptr, stop.ptr, m);
+    if (c > 0 || (c == 0 && start.len >= stop.len))
+        return oct_err(eb, OCT_EINVAL, "store_part_drop: start is not below stop");
+    if (st->methods->version < 3 || !st->methods->part_drop)
+        return oct_err(eb, OCT_EINVAL, "store backend '%s' cannot drop partitions",
+                       st->methods->name);
+    uint64_t n = 0;
+    int rc = st->methods->part_drop(st, t, start, stop, &n, eb);
+    if (rc == 0 && n_parts) *n_parts = n;
+    return rc;
+}
+
 /* ---- change notification ----------------------------------------------
  * Backends with watch/notify get the calls; the others admit one process per
  * data set, so the watches on the same store_t are everyone to tell: a list

@@ -266,6 +266,18 @@ OCT_MUST_CHECK int store_disk_usage(store_t *st, store_table_t t, uint64_t *out_
  * opened read-only, or OCT_EIO. */
 OCT_MUST_CHECK int store_compact(store_t *st, oct_errbuf_t *eb);
 
+/* Removes every cell of every partition of table t whose bytes are in
+ * [start, stop) (both 1..255 bytes, start < stop) as one step, and gives
+ * the space back before returning: RocksDB deletes the key range and
+ * compacts it, RADOS removes the partitions' objects. Partitions outside the
+ * range are untouched. Meant for expiring whole partitions (retention): a
+ * write racing with the call into a partition it drops may or may not
+ * survive. *n_parts (may be NULL) receives the number of partitions that
+ * held cells. Returns 0, OCT_EINVAL (bad bounds, read-only store) or
+ * OCT_EIO. May block for a long time. */
+OCT_MUST_CHECK int store_part_drop(store_t *st, store_table_t t, oct_slice_t start,
+                                   oct_slice_t stop, uint64_t *n_parts, oct_errbuf_t *eb);
+
 /* ---- Change notification ----------------------------------------------
  *
  * A channel beside the data, for caches above the store (the UID registry's):

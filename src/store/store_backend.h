@@ -36,7 +36,7 @@
 
 #include "store/store.h"
 
-#define STORE_METHODS_VERSION 2
+#define STORE_METHODS_VERSION 3
 
 typedef struct store_methods store_methods_t;
 
@@ -102,6 +102,12 @@ struct store_methods {
     void (*unwatch)(store_watch_t *w); /* never called with NULL */
     int (*notify)(store_t *st, store_table_t t, oct_slice_t part, oct_slice_t msg,
                   oct_errbuf_t *eb);
+
+    /* version 3: store_part_drop, called with 1..255-byte bounds, start <
+     * stop (store.c checks them). An older backend has none: store_part_drop
+     * then fails with OCT_EINVAL naming the backend. */
+    int (*part_drop)(store_t *st, store_table_t t, oct_slice_t start, oct_slice_t stop,
+                     uint64_t *n_parts, oct_errbuf_t *eb);
 };
 
 /* The backend used when tsd.storage.backend is unset or empty. */

@@ -1005,6 +1005,62 @@ static int rs_disk_usage(store_t *base, store_table_t t, uint64_t *out_bytes, oc
     return rc;
 }
 
+/* One index page of store_part_drop: each partition's object is removed
+ * (one that is gone already is fine), then the page's index keys, so a
+ * crash in between leaves index keys of empty partitions (which part_list
+ * skips), never an object that no index lists. */
+static int drop_page(rs_store_t *st, store_table_t t, const store_result_t *raw, void *arg,
+                     oct_errbuf_t *eb)
+{
+    uint64_t *n = arg;
+    uint8_t part[2 * STORE_PART_MAX + 2];
+    size_t plen;
+    const char **keys = xmalloc(raw->n * sizeof *keys);
+    size_t *lens = xmalloc(raw->n * sizeof *lens);
+    int rc = 0;
+    for (size_t i = 0; i < raw->n && !rc; i++) {
+        if (index_key_part(&raw->cells[i], part, &plen)) {
+            rc = oct_err(eb, OCT_ECORRUPT, "malformed key in index object %s", st->names[t]);
+            break;
+        }
+        char oid[RS_OID_MAX + 1];
+        rs_data_oid(st, t, oct_slice(part, plen), oid);
+        int e = rados_remove(st->io, oid);
+        if (e == 0)
+            ++*n;
+        else if (e != -ENOENT)
+            rc = rs_fail(eb, e, "remove", oid);
+        keys[i] = (const char *)raw->cells[i].row.ptr;
+        lens[i] = raw->cells[i].row.len;
+    }
+    if (!rc) {
+        rados_write_op_t op = rados_create_write_op();
+        rados_write_op_omap_rm_keys2(op, keys, lens, raw->n);
+        int e = rados_write_op_operate(op, st->io, st->names[t], NULL, 0);
+        rados_release_write_op(op);
+        if (e < 0) rc = rs_fail(eb, e, "index write", st->names[t]);
+    }
+    free(keys);
+    free(lens);
+    return rc;
+}
+
+/* The index lists the partitions in byte order, so the range is a walk of
+ * it (docs/format/rados.md, "part_drop"). This process then forgets what it
+ * indexed: a later write into a dropped partition indexes it again. */
+static int rs_part_drop(store_t *base, store_table_t t, oct_slice_t start, oct_slice_t stop,
+                        uint64_t *n_parts, oct_errbuf_t *eb)
+{
+    rs_store_t *st = (rs_store_t *)base;
+    int rc;
+    if ((rc = store__check_table(st, t, eb)) ||
+        (rc = store__check_writable(st->read_only, st->dir, eb)))
+        return rc;
+    rc = walk_index(st, t, start, stop, drop_page, n_parts, eb);
+    rs_index_forget(st);
+    return rc;
+}
+
 /* RADOS drops deleted and overwritten omap keys when the op applies; the
  * OSDs compact their own stores (docs/format/rados.md, "compact"). */
 static int rs_compact(store_t *base, oct_errbuf_t *eb)
@@ -1015,7 +1071,7 @@ static int rs_compact(store_t *base, oct_errbuf_t *eb)
 }
 
 const store_methods_t store_rados_methods = {
-    .version = 2,
+    .version = 3,
     .name = "rados",
     .open = rs_open,
     .close = rs_close,
@@ -1038,4 +1094,5 @@ const store_methods_t store_rados_methods = {
     .watch = rs_watch,
     .unwatch = rs_unwatch,
     .notify = rs_notify,
+    .part_drop = rs_part_drop,
 };

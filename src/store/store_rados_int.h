@@ -112,6 +112,10 @@ int rs_add_cells(const store_result_t *raw, store_result_t *out, const char *oid
 int rs_index_parts(rs_store_t *st, store_table_t t, const oct_slice_t *parts, size_t n,
                    oct_errbuf_t *eb);
 
+/* Forgets which partitions this process put in an index (after keys were
+ * removed from one), so the next write of each indexes it again. */
+void rs_index_forget(rs_store_t *st);
+
 int rs_bind_namespace(const char *dir, const char *want, int read_only, char **out,
                       oct_errbuf_t *eb);
 

@@ -321,6 +321,13 @@ static void idx_remember(rs_store_t *st, const uint8_t *k)
     pthread_mutex_unlock(&st->idx_mu);
 }
 
+void rs_index_forget(rs_store_t *st)
+{
+    pthread_mutex_lock(&st->idx_mu);
+    idx_clear(st);
+    pthread_mutex_unlock(&st->idx_mu);
+}
+
 /* Makes sure the index object of table t lists every partition in parts
  * (n of them): one idempotent omap_set2 of those not yet known. */
 int rs_index_parts(rs_store_t *st, store_table_t t, const oct_slice_t *parts, size_t n,

@@ -990,6 +990,25 @@ static int rdb_disk_usage(store_t *base, store_table_t t, uint64_t *out_bytes, o
     return 0;
 }
 
+/* Compacts [lower, upper) (len 0 = unbounded) of tables [t0, t1), the
+ * bottommost files too (kForce). rocksdb_compact_range_cf_opt reports no
+ * error: a failed compaction shows only in the count of background errors. */
+static int compact_range(rdb_store_t *st, int t0, int t1, const uint8_t *lower, size_t lower_len,
+                         const uint8_t *upper, size_t upper_len, oct_errbuf_t *eb)
+{
+    uint64_t bg0 = 0, bg1 = 0;
+    if (rocksdb_property_int(st->db, "rocksdb.background-errors", &bg0) != 0) bg0 = 0;
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
+    for (int t = t0; t < t1; t++)
+        rocksdb_compact_range_cf_opt(st->db, st->cf[t], co, (const char *)lower, lower_len,
+                                     (const char *)upper, upper_len);
+    rocksdb_compactoptions_destroy(co);
+    if (rocksdb_property_int(st->db, "rocksdb.background-errors", &bg1) == 0 && bg1 > bg0)
+        return oct_err(eb, OCT_EIO, "rocksdb compact: %" PRIu64 " background errors", bg1 - bg0);
+    return 0;
+}
+
 /* A manual compaction of each column family's whole key range. Bottommost
  * files are rewritten too (kForce): without it RocksDB skips a bottom level
  * that no upper file overlaps, and a store whose data was flushed straight
@@ -1002,18 +1021,46 @@ static int rdb_compact(store_t *base, oct_errbuf_t *eb)
     int rc = store__check_writable(st->read_only, st->dir, eb);
     if (rc) return rc;
     if ((rc = rdb_flush(&st->base, eb))) return rc;
-    /* rocksdb_compact_range_cf_opt reports no error: a failed compaction
-     * shows only in the count of background errors */
-    uint64_t bg0 = 0, bg1 = 0;
-    if (rocksdb_property_int(st->db, "rocksdb.background-errors", &bg0) != 0) bg0 = 0;
-    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
-    rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
-    for (int t = 0; t < STORE_TABLE_COUNT; t++)
-        rocksdb_compact_range_cf_opt(st->db, st->cf[t], co, NULL, 0, NULL, 0);
-    rocksdb_compactoptions_destroy(co);
-    if (rocksdb_property_int(st->db, "rocksdb.background-errors", &bg1) == 0 && bg1 > bg0)
-        return oct_err(eb, OCT_EIO, "rocksdb compact: %" PRIu64 " background errors", bg1 - bg0);
+    return compact_range(st, 0, STORE_TABLE_COUNT, NULL, 0, NULL, 0, eb);
+}
+
+static int count_part(void *ctx, oct_slice_t part)
+{
+    (void)part;
+    ++*(uint64_t *)ctx;
     return 0;
+}
+
+/* One range deletion over [enc(start), enc(stop)) -- every key of those
+ * partitions and nothing else (store-keys.md, "partitions in [start, stop)")
+ * -- under every stripe, so no compare-and-set sees half of it; then a
+ * compaction of that key range (flushing the memtable if it overlaps, and
+ * rewriting the bottommost files as rdb_compact does), after which the
+ * dropped cells take no space. */
+static int rdb_part_drop(store_t *base, store_table_t t, oct_slice_t start, oct_slice_t stop,
+                         uint64_t *n_parts, oct_errbuf_t *eb)
+{
+    rdb_store_t *st = (rdb_store_t *)base;
+    int rc;
+    if ((rc = store__check_table(st, t, eb)) ||
+        (rc = store__check_writable(st->read_only, st->dir, eb)))
+        return rc;
+    uint64_t n = 0;
+    if ((rc = rdb_part_list(base, t, start, stop, count_part, &n, eb))) return rc;
+    *n_parts = n;
+    if (n == 0) return 0; /* no tombstone, no compaction for nothing */
+    uint8_t lower[2 * STORE_PART_MAX + 2], upper[2 * STORE_PART_MAX + 2];
+    size_t lower_len = (size_t)(store__enc(lower, start) - lower);
+    size_t upper_len = (size_t)(store__enc(upper, stop) - upper);
+    char *err = NULL;
+    for (unsigned s = 0; s < STORE_STRIPES; s++)
+        pthread_mutex_lock(&st->stripes[s]);
+    rocksdb_delete_range_cf(st->db, st->wo, st->cf[t], (const char *)lower, lower_len,
+                            (const char *)upper, upper_len, &err);
+    for (unsigned s = STORE_STRIPES; s-- > 0;)
+        pthread_mutex_unlock(&st->stripes[s]);
+    if (err) return rdb_fail(eb, err, "delete range");
+    return compact_range(st, (int)t, (int)t + 1, lower, lower_len, upper, upper_len, eb);
 }
 
 /* ---------- durability ---------- */
@@ -1031,7 +1078,7 @@ static int rdb_sync(store_t *base, oct_errbuf_t *eb)
 }
 
 const store_methods_t store_rocksdb_methods = {
-    .version = 2, /* no watch methods: one process per data dir, store.c fans out */
+    .version = 3, /* no watch methods: one process per data dir, store.c fans out */
     .name = "rocksdb",
     .open = rdb_open,
     .close = rdb_close,
@@ -1051,4 +1098,5 @@ const store_methods_t store_rocksdb_methods = {
     .disk_usage = rdb_disk_usage,
     .compact = rdb_compact,
     .exists = rdb_exists,
+    .part_drop = rdb_part_drop,
 };

@@ -31,11 +31,13 @@
 #include "codec/block.h"
 #include "codec/cell.h"
 #include "codec/histogram.h"
+#include "common/clock.h"
 #include "common/xmalloc.h"
 #include "tsdb/annotation.h"
 #include "tsdb/histogram.h"
 #include "tsdb/parts.h"
 #include "tsdb/read.h"
+#include "tsdb/retention.h"
 #include "tsdb/series.h"
 #include "tsdb/tsdb_int.h"
 
@@ -330,6 +332,12 @@ static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_le
     const int64_t max_ms = (int64_t)UINT32_MAX * 1000 + 999;
     if (start_ms < 0) start_ms = 0;
     if (end_ms > max_ms) end_ms = max_ms;
+    if (tsdb_retention_enabled(db)) {
+        /* nothing before the retention cut, whatever the store still holds */
+        int64_t cut =
+            tsdb_retention_cut_ms(db, NULL, oct_get_be_n(tsuid, rk.metric_w), oct_clock_wall_ms());
+        if (start_ms < cut) start_ms = cut;
+    }
     *start_io = start_ms;
     *end_io = end_ms;
     if (end_ms < start_ms) return 1;

@@ -11,9 +11,11 @@
 
 #include "codec/cell.h"
 #include "codec/rollup.h"
+#include "common/clock.h"
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 #include "query/query.h"
+#include "tsdb/retention.h"
 #include "tsdb/rollup.h"
 #include "tsdb/series.h"
 
@@ -289,6 +291,11 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
         n[k] = 0;
     }
     if (strlen(table) > RU_MAX_NAME || n_ids == 0) return 0;
+    if (tsdb_retention_enabled(db)) {
+        int64_t cut = tsdb_retention_cut_ms(db, table, 0, oct_clock_wall_ms());
+        if (lo_ms < cut) lo_ms = cut;
+        if (hi_ms < lo_ms) return 0;
+    }
     codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
     size_t boff = (size_t)l.salt_w + l.metric_w;
     int64_t lo_s = lo_ms >= 0 ? lo_ms / 1000 : 0, hi_s = hi_ms / 1000;

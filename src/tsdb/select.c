@@ -8,6 +8,8 @@
 #include "codec/rowkey.h"
 #include "codec/uid_bytes.h"
 #include "common/xmalloc.h"
+#include "tsdb/retention.h"
+#include "tsdb/tsdb_int.h"
 
 typedef struct {
     unsigned mw, kw, vw;
@@ -163,6 +165,12 @@ int tsdb_last_point(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t 
     int64_t hi = (hour + CODEC_ROWKEY_SPAN_S) * 1000 - 1; /* end of the current hour */
     int64_t floor_s = back_scan_h > 0 ? hour - back_scan_h * CODEC_ROWKEY_SPAN_S : 0;
     if (floor_s < 0) floor_s = 0;
+    codec_rowkey_layout_t rk = tsdb__rowkey_layout(db);
+    if (tsdb_retention_enabled(db) && tsuid_len >= rk.metric_w) {
+        /* the reads stop at the cut anyway: no need to look further back */
+        int64_t cut = tsdb_retention_cut_ms(db, NULL, oct_get_be_n(tsuid, rk.metric_w), now_ms);
+        if (floor_s < cut / 1000) floor_s = cut / 1000;
+    }
     int64_t span_h = 1;
     int64_t lo_s = hour;
     for (;;) {

@@ -14,9 +14,10 @@ struct tsdb {
     store_t *st;
     uid_registry_t *uids;
     tsdb_layout_t layout;
-    tsdb_writer_t *writer;          /* NULL when read-only */
+    tsdb_writer_t *writer; /* NULL when read-only */
     tsdb_hist_config_t hist;
     query_rollup_config_t *rollups; /* NULL when tsd.rollups.enable is false */
+    tsdb_retention_t *ret;          /* tsd.storage.retention.* (retention.c) */
 };
 
 /* Where the layout lives in octsdb-sys; one row, one cell per setting. */
@@ -151,6 +152,8 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     db->hist = hist;
     rc = query_rollup_config_load(cfg, &db->rollups, eb); /* 2.4 checks it at start-up */
     if (rc) goto fail;
+    rc = tsdb__retention_load(cfg, db->rollups, &db->ret, eb);
+    if (rc) goto fail;
     rc = store_open(&so, &db->st, eb);
     if (rc) goto fail;
     rc = tsdb_layout_check(db->st, &layout, flags, dir, eb);
@@ -182,6 +185,7 @@ fail:
 void tsdb_close(tsdb_t *db)
 {
     if (!db) return;
+    tsdb__retention_free(db->ret); /* its pass uses the store and the UIDs */
     tsdb__writer_close(db->writer);
     uid_registry_close(db->uids);
     store_close(db->st);
@@ -192,6 +196,11 @@ void tsdb_close(tsdb_t *db)
 const query_rollup_config_t *tsdb_rollups(const tsdb_t *db)
 {
     return db->rollups;
+}
+
+tsdb_retention_t *tsdb__retention(const tsdb_t *db)
+{
+    return db->ret;
 }
 
 tsdb_writer_t *tsdb__writer(tsdb_t *db)

@@ -7,6 +7,7 @@
 #include "codec/rowkey.h"
 #include "common/config.h"
 #include "common/err.h"
+#include "query/rollup.h"
 #include "store/store.h"
 #include "tsdb/tsdb.h"
 
@@ -20,6 +21,16 @@ OCT_MUST_CHECK int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_w
                                      oct_errbuf_t *eb);
 void tsdb__writer_close(tsdb_writer_t *w);
 tsdb_writer_t *tsdb__writer(tsdb_t *db);
+
+/* The retention rules and their background pass (retention.c): loaded by
+ * tsdb_open after the rollup config (whose table names table.<name> rules
+ * must match), freed (the thread stopped) first by tsdb_close. Never NULL
+ * on an open handle. */
+typedef struct tsdb_retention tsdb_retention_t;
+OCT_MUST_CHECK int tsdb__retention_load(const oct_config_t *cfg, const query_rollup_config_t *ru,
+                                        tsdb_retention_t **out, oct_errbuf_t *eb);
+void tsdb__retention_free(tsdb_retention_t *r);
+tsdb_retention_t *tsdb__retention(const tsdb_t *db);
 
 /* The open store (borrowed; valid until tsdb_close). Only src/tsdb reaches
  * it: the layers above use tsdb's operations (read.h, select.h, maint.h),

@@ -27,7 +27,8 @@ static void registry_lists_rocksdb(void **state)
     const store_methods_t *r = store_backend_find("rocksdb");
     assert_non_null(r);
     assert_string_equal(r->name, "rocksdb");
-    assert_int_equal(r->version, 2);
+    assert_int_equal(r->version, 3);
+    assert_non_null(r->part_drop);
     /* one process per data dir: store.c's in-process notification */
     assert_null(r->watch);
     int listed = 0;
