@@ -92,7 +92,7 @@ static void cleanup(void)
 
 static int replay(counts_t *c, tsdb_wal_recovery_t *rec)
 {
-    static const tsdb_wal_replay_t rp = {cb_segment, cb_series, cb_points};
+    static const tsdb_wal_replay_t rp = {cb_segment, cb_series, cb_points, NULL};
     tsdb_wal_opts_t o = {.dir = dir, .flush_interval_ms = 1, .segment_bytes = 1 << 20};
     tsdb_wal_t *w = NULL;
     oct_errbuf_t eb;

@@ -25,6 +25,7 @@
  * (codec_block_decode_cols) and goes to the callback block by block, so a
  * consumer that folds points (fixed-interval downsampling) never sees a
  * point array; otherwise the merged points are handed over in slices. */
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -316,9 +317,9 @@ static long read_blocks_direct(tsdb_reader_t *r, int64_t lo, int64_t hi, oct_err
  * points in range into rd->v (*n of them) and fetches the series' rows in
  * range into rd->res (*plen = the partition prefix length). Returns 0, 1
  * when the range is empty (nothing fetched), or an error. */
-static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len,
-                        int64_t *start_io, int64_t *end_io, size_t *n_head, size_t *plen_out,
-                        oct_errbuf_t *eb)
+static int reader_fetch_once(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len,
+                             int64_t *start_io, int64_t *end_io, size_t *n_head, size_t *plen_out,
+                             oct_errbuf_t *eb)
 {
     tsdb_t *db = rd->db;
     int64_t start_ms = *start_io, end_ms = *end_io;
@@ -403,6 +404,33 @@ static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_le
         if (rc < 0) return rc;
     }
     return 0;
+}
+
+/* reader_fetch_once, so that the head and the rows it reads are both from
+ * before or both from after a delete of the series' metric (delete.c,
+ * docs/delete.md): a read that a delete overlapped starts again, one that
+ * finds a delete of its metric running waits for it. */
+static int reader_fetch(tsdb_reader_t *rd, const uint8_t *tsuid, size_t tsuid_len,
+                        int64_t *start_io, int64_t *end_io, size_t *n_head, size_t *plen_out,
+                        oct_errbuf_t *eb)
+{
+    tsdb_writer_t *w = tsdb__writer(rd->db);
+    if (!w || tsuid_len < w->rk.metric_w)
+        return reader_fetch_once(rd, tsuid, tsuid_len, start_io, end_io, n_head, plen_out, eb);
+    uint64_t metric = oct_get_be_n(tsuid, w->rk.metric_w);
+    int64_t s0 = *start_io, e0 = *end_io;
+    for (;;) {
+        uint64_t g = atomic_load(&w->del_gen);
+        if ((g & 1) && atomic_load(&w->del_metric) == metric) {
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        *start_io = s0;
+        *end_io = e0;
+        int rc = reader_fetch_once(rd, tsuid, tsuid_len, start_io, end_io, n_head, plen_out, eb);
+        if (rc < 0 || atomic_load(&w->del_gen) == g) return rc;
+    }
 }
 
 /* The general path after reader_fetch: every row's points ranked with the

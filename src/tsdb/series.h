@@ -144,7 +144,11 @@ struct tsdb_writer {
     int kick;
     int64_t journal_next; /* shared: the minute tw_shared_refresh reads from */
 
-    pthread_mutex_t flush_mu; /* one flusher at a time */
+    pthread_mutex_t flush_mu; /* one flusher (or delete, delete.c) at a time */
+    /* delete.c: odd while a delete of metric del_metric changes the head
+     * and the store; a read of that metric that overlaps it starts again
+     * (read.c; docs/delete.md) */
+    _Atomic uint64_t del_gen, del_metric;
     pthread_t flush_thr;
     int flush_started;
     pthread_mutex_t stop_mu;
@@ -282,6 +286,12 @@ size_t tw_merge_ranked(tw_rpt_t *v, size_t n, int last_wins, uint64_t *conflicts
 OCT_MUST_CHECK int tw_row_points(const store_result_t *row, size_t from, size_t to, uint32_t base_s,
                                  int64_t lo, int64_t hi, tw_rpt_t **v, size_t *n, size_t *cap,
                                  int32_t *max_seq, oct_errbuf_t *eb);
+
+/* delete.c: drops the head points in [lo, hi] of every series whose TSUID
+ * starts with prefix[0..len) (a TSUID, or a metric UID): a DELETE record
+ * met by recovery. */
+void tw_head_purge_prefix(tsdb_writer_t *w, const uint8_t *prefix, size_t len, int64_t lo,
+                          int64_t hi);
 
 /* index.c */
 tw_index_t *tw_index_new(tsdb_writer_t *w);

@@ -186,6 +186,18 @@ size_t tsdb_wal_seal(uint8_t *rec, uint8_t type, size_t body_len)
 
 /* ---- files ------------------------------------------------------------ */
 
+size_t tsdb_wal_delete_record(uint8_t *rec, const uint8_t *prefix, size_t len, int64_t start_ms,
+                              int64_t end_ms)
+{
+    uint8_t *p = rec + TSDB_WAL_REC_HDR;
+    p[0] = (uint8_t)len;
+    memcpy(p + 1, prefix, len);
+    size_t k = 1 + len;
+    k += codec_varint_put(p + k, codec_zigzag(start_ms));
+    k += codec_varint_put(p + k, codec_zigzag(end_ms));
+    return tsdb_wal_seal(rec, TSDB_WAL_T_DELETE, k);
+}
+
 static void seg_path(const tsdb_wal_t *w, uint64_t seg, char *out, size_t cap)
 {
     snprintf(out, cap, "%s/%016" PRIx64 ".wal", w->dir, seg);
@@ -779,6 +791,16 @@ static int replay_segment(tsdb_wal_t *w, uint64_t seg, const tsdb_wal_replay_t *
             size_t k = codec_varint_get(body, blen, &id);
             if (!k || k >= blen || blen - k - 1 != body[k] || body[k] == 0) break;
             if (rp && rp->series && (rc = rp->series(ctx, seg, id, body + k + 1, body[k])) < 0)
+                break;
+        } else if (type == TSDB_WAL_T_DELETE) {
+            uint64_t zs, ze;
+            size_t k = blen ? 1u + body[0] : 0, a, b;
+            if (!blen || body[0] == 0 || k > blen ||
+                !(a = codec_varint_get(body + k, blen - k, &zs)) ||
+                !(b = codec_varint_get(body + k + a, blen - k - a, &ze)) || k + a + b != blen)
+                break;
+            if (rp && rp->del &&
+                (rc = rp->del(ctx, body + 1, body[0], codec_unzigzag(zs), codec_unzigzag(ze))) < 0)
                 break;
         } else if (type == TSDB_WAL_T_POINTS) {
             long cnt = parse_points(body, blen, &pts, &cap);

@@ -21,6 +21,7 @@
 #define TSDB_WAL_MAX_REC  (16u << 20) /* largest len (type + body) */
 #define TSDB_WAL_T_SERIES 1
 #define TSDB_WAL_T_POINTS 2
+#define TSDB_WAL_T_DELETE 3 /* docs/format/wal.md; docs/delete.md */
 
 typedef struct tsdb_wal tsdb_wal_t;
 
@@ -56,7 +57,15 @@ typedef struct {
     int (*series)(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid, size_t len);
     /* returns 0, or 1 if a point names an undefined id (the record counts as bad) */
     int (*points)(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_t n);
+    /* a DELETE record: prefix is a TSUID or a metric UID (may be NULL) */
+    int (*del)(void *ctx, const uint8_t *prefix, size_t len, int64_t start_ms, int64_t end_ms);
 } tsdb_wal_replay_t;
+
+/* Writes the body of a DELETE record into rec + TSDB_WAL_REC_HDR and seals
+ * it; rec holds at least TSDB_WAL_REC_HDR + 1 + 255 + 20 bytes. Returns the
+ * framed length. */
+size_t tsdb_wal_delete_record(uint8_t *rec, const uint8_t *prefix, size_t len, int64_t start_ms,
+                              int64_t end_ms);
 
 typedef struct {
     uint64_t segments;     /* segments replayed */

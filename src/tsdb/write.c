@@ -639,6 +639,14 @@ static int rp_points(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_
     return 0;
 }
 
+/* A DELETE record (docs/delete.md): the points replayed so far in its range
+ * go; the records after it are replayed as usual. */
+static int rp_delete(void *ctx, const uint8_t *prefix, size_t len, int64_t lo, int64_t hi)
+{
+    tw_head_purge_prefix(ctx, prefix, len, lo, hi);
+    return 0;
+}
+
 /* ---- open / close ----------------------------------------------------- */
 
 /* The WAL's pre-sync hook: the UIDs that logged records name were assigned
@@ -731,7 +739,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     wo.segment_bytes = (uint64_t)oct_config_get_int(cfg, "tsd.storage.wal.segment_mb") << 20;
     wo.presync = tw_presync;
     wo.presync_ctx = w;
-    tsdb_wal_replay_t rp = {rp_segment, rp_series, rp_points};
+    tsdb_wal_replay_t rp = {rp_segment, rp_series, rp_points, rp_delete};
     rc = tsdb_wal_open(&wo, &rp, w, &w->wal, &w->recovery, eb);
     oct_strbuf_free(&path);
     free(w->rmap);

@@ -119,7 +119,7 @@ static void write_errors_fail_records_then_the_log_recovers(void **state)
     assert_true(failed >= 3);
     assert_true(acked_after_failure > N_REC / 2);
 
-    tsdb_wal_replay_t rp = {NULL, rp_series, NULL};
+    tsdb_wal_replay_t rp = {NULL, rp_series, NULL, NULL};
     tsdb_wal_recovery_t rec;
     if (tsdb_wal_open(&o, &rp, NULL, &w, &rec, &eb)) fail_msg("reopen: %s", eb.msg);
     tsdb_wal_close(w, 1);

@@ -135,7 +135,7 @@ static void each_waiter_wakes_when_its_records_are_written(void **state)
     /* a sync waiter was answered: at least one fdatasync happened */
     assert_true(syncs >= 1);
 
-    tsdb_wal_replay_t rp = {NULL, rp_series, NULL};
+    tsdb_wal_replay_t rp = {NULL, rp_series, NULL, NULL};
     tsdb_wal_recovery_t rec;
     if (tsdb_wal_open(&o, &rp, NULL, &w, &rec, &eb)) fail_msg("reopen: %s", eb.msg);
     tsdb_wal_close(w, 1);

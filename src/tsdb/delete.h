@@ -1,0 +1,61 @@
+/* delete.h -- octsdb's delete (docs/delete.md): exactly the points of a
+ * range of some series of one metric, or everything of a whole metric, from
+ * the write-ahead log, the head and the store, never to come back.
+ *
+ * 2.4's query delete (whole hour rows) is tsdb_delete_window in maint.h.
+ *
+ * Threads: safe from any thread; deletes run one at a time (each holds the
+ * writer's flush lock), concurrent puts and reads go on (a read of a series
+ * of the metric being deleted waits for the delete: it sees the old or the
+ * new state, docs/delete.md). Errors are returned with their text in eb. */
+#ifndef OCT_TSDB_DELETE_H
+#define OCT_TSDB_DELETE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/bytes.h"
+#include "common/err.h"
+#include "tsdb/tsdb.h"
+
+/* Rows looked at so far (called every few rows, on the caller's thread). */
+typedef void (*tsdb_delete_progress_fn)(void *ctx, uint64_t rows);
+
+typedef struct {
+    uint64_t metric; /* the metric's UID */
+    /* Which series of it: the listed TSUIDs (n_tsuids > 0, each of this
+     * metric; borrowed), else those carrying every (tagk, tagv) UID pair of
+     * tags[0 .. 2 * n_tags) (n_tags 0: every series). */
+    const oct_slice_t *tsuids;
+    size_t n_tsuids;
+    const uint64_t *tags;
+    size_t n_tags;
+    int64_t start_ms, end_ms; /* inclusive; 0 .. INT64_MAX for all time */
+    /* Every series, all time, and also the metric's rollup and pre-aggregate
+     * rows and its TSMeta (needs n_tsuids == n_tags == 0 and all time). */
+    int whole_metric;
+    int dry_run;                      /* count only */
+    tsdb_delete_progress_fn progress; /* may be NULL */
+    void *progress_ctx;
+} tsdb_delete_spec_t;
+
+/* What a delete removed (or, dry, would remove). */
+typedef struct {
+    uint64_t series;         /* series with at least one point or row removed */
+    uint64_t points;         /* numeric points */
+    uint64_t histograms;     /* histogram points */
+    uint64_t annotations;    /* notes whose start time was in the range */
+    uint64_t rows_deleted;   /* data rows deleted whole */
+    uint64_t rows_rewritten; /* data rows rewritten without the range's points */
+    uint64_t rollup_rows;    /* whole metric: rollup and pre-aggregate rows */
+    uint64_t meta_rows;      /* whole metric: series whose TSMeta was deleted */
+} tsdb_delete_counts_t;
+
+/* Deletes what spec names (docs/delete.md), synced before it returns. On a
+ * database opened read-only: OCT_EINVAL; on a store several TSDs share:
+ * OCT_EINVAL too. An error after the log record was written leaves the delete
+ * partly done (the head and some rows): running it again completes it. */
+OCT_MUST_CHECK int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *spec,
+                               tsdb_delete_counts_t *out, oct_errbuf_t *eb);
+
+#endif
