@@ -83,6 +83,12 @@ static size_t part_of(const codec_rowkey_layout_t *l, const char *table, const u
     return 1 + tl + pl;
 }
 
+size_t tw_rollup_part(const codec_rowkey_layout_t *l, const char *table, const uint8_t *rk,
+                      uint8_t *out)
+{
+    return part_of(l, table, rk, out);
+}
+
 /* ---- writing ---------------------------------------------------------------- */
 
 int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb)
@@ -282,8 +288,8 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
                      const int *ids, size_t n_ids, const uint8_t *tsuid, size_t len, int64_t lo_ms,
                      int64_t hi_ms, codec_point_t **out, size_t *n, oct_errbuf_t *eb)
 {
-    size_t cap[2] = {0, 0};
-    if (n_ids > 2) n_ids = 2;
+    size_t cap[TSDB_ROLLUP_MAX_IDS] = {0};
+    if (n_ids > TSDB_ROLLUP_MAX_IDS) n_ids = TSDB_ROLLUP_MAX_IDS;
     for (size_t k = 0; k < n_ids; k++) {
         out[k] = NULL;
         n[k] = 0;
@@ -333,12 +339,9 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
                 uint32_t idx;
                 if (ce->qualifier.len != CODEC_ROLLUP_QUAL_LEN) continue; /* not a rollup cell */
                 int q0 = ce->qualifier.ptr[0] & 0x7F;
-                if (q0 == ids[0])
-                    k = 0;
-                else if (n_ids > 1 && q0 == ids[1])
-                    k = 1;
-                else
-                    continue;
+                while (k < n_ids && q0 != ids[k])
+                    k++;
+                if (k == n_ids) continue;
                 if (codec_rollup_decode(ce->qualifier.ptr, ce->qualifier.len, ce->value.ptr,
                                         ce->value.len, &id, &idx, &p)) {
                     rc = oct_err(eb, OCT_ECORRUPT, "corrupt rollup cell in table %s", table);
@@ -425,12 +428,12 @@ static void acc_add(ru_acc_t *a, const codec_point_t *p)
         a->sum_is_int = 0;
 }
 
-static int acc_cell(const codec_rowkey_layout_t *l, const tw_series_t *s,
+static int acc_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t tsuid_len,
                     const query_rollup_interval_t *iv, int id, int64_t start_s,
                     const codec_point_t *v, ru_cell_t *c, oct_errbuf_t *eb)
 {
     int64_t base = query_rollup_base_time(iv, start_s);
-    int kl = codec_rowkey_from_tsuid(l, s->tsuid, s->tsuid_len, base, c->row, sizeof c->row, eb);
+    int kl = codec_rowkey_from_tsuid(l, tsuid, tsuid_len, base, c->row, sizeof c->row, eb);
     if (kl < 0) return kl;
     c->rlen = (size_t)kl;
     c->plen = part_of(l, iv->table, c->row, c->part);
@@ -442,6 +445,12 @@ static int acc_cell(const codec_rowkey_layout_t *l, const tw_series_t *s,
 
 int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
                    size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb)
+{
+    return tw_rollup_auto_tsuid(db, s->tsuid, s->tsuid_len, base_s, pts, n, out, eb);
+}
+
+int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t base_s,
+                         const codec_point_t *pts, size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb)
 {
     memset(out, 0, sizeof *out);
     const query_rollup_config_t *c = tsdb_rollups(db);
@@ -484,7 +493,8 @@ int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec
             v[2] = acc.min;
             v[3] = acc.max;
             for (int a = 0; a < 4 && !rc; a++)
-                if (ids[a] >= 0) rc = acc_cell(&l, s, iv, ids[a], start, &v[a], &cells[nc++], eb);
+                if (ids[a] >= 0)
+                    rc = acc_cell(&l, tsuid, tsuid_len, iv, ids[a], start, &v[a], &cells[nc++], eb);
         }
     }
     if (rc) {

@@ -236,6 +236,28 @@ typedef struct {
 int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
                    size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb);
 void tw_rollup_ops_free(tw_rollup_ops_t *o);
+/* The same for a series named by its TSUID (backfill: rollup_auto.c). */
+int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t base_s,
+                         const codec_point_t *pts, size_t n, tw_rollup_ops_t *out,
+                         oct_errbuf_t *eb);
+/* The octsdb-rollup partition of row key rk in 2.4 table `table` into out
+ * (room for 1 + 200 + the row key's partition prefix). Returns its length. */
+size_t tw_rollup_part(const codec_rowkey_layout_t *l, const char *table, const uint8_t *rk,
+                      uint8_t *out);
+
+/* rollup_auto.c: the intervals longer than an hour (query_rollup_is_auto_long).
+ * The cells of every long period holding one of the hours t[0..n) are
+ * recomputed from the source interval's cells as stored (sum of sums, sum
+ * of counts, min of minima, max of maxima) and written; so the source
+ * cells of those hours must be written first. *cells (may be NULL) counts
+ * the cells written. */
+typedef struct {
+    const uint8_t *tsuid;
+    size_t tsuid_len;
+    int64_t hour_s;
+} tw_rollup_touch_t;
+int tw_rollup_long(tsdb_t *db, const tw_rollup_touch_t *t, size_t n, uint64_t *cells,
+                   oct_errbuf_t *eb);
 
 /* flush.c */
 OCT_MUST_CHECK int tw_flush_start(tsdb_writer_t *w, oct_errbuf_t *eb);
