@@ -260,11 +260,22 @@ int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb)
         vl = cb.val_len;
     }
     size_t pl = part_of(&l, table, rk, part);
-    store_op_t op = {STORE_OP_PUT,
-                     oct_slice(part, pl),
-                     {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY), oct_slice(qual, ql),
-                      oct_slice(val, vl)}};
-    rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, &op, 1, 0, eb);
+    store_op_t op[1 + CODEC_ROLLUP_N_ALT] = {{STORE_OP_PUT,
+                                              oct_slice(part, pl),
+                                              {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY),
+                                               oct_slice(qual, ql), oct_slice(val, vl)}}};
+    size_t nop = 1;
+    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
+    if (iv) { /* one value per slot, whatever its width (docs/format/rollup.md) */
+        codec_rollup_alternates(qual, alt);
+        for (size_t i = 0; i < CODEC_ROLLUP_N_ALT; i++)
+            op[nop++] =
+                (store_op_t){STORE_OP_DELETE_CELL,
+                             oct_slice(part, pl),
+                             {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY),
+                              oct_slice(alt[i], CODEC_ROLLUP_QUAL_LEN), oct_slice(NULL, 0)}};
+    }
+    rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, op, nop, 0, eb);
 out:
     if (tags != stack) free(tags);
     oct_strbuf_free(&tt);
@@ -392,6 +403,7 @@ typedef struct {
     uint8_t part[RU_KEY_CAP];
     uint8_t row[TW_MAX_TSUID + 16];
     uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
+    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
     uint8_t val[8];
     size_t plen, rlen, vlen;
 } ru_cell_t;
@@ -440,7 +452,24 @@ static int acc_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t
     if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
                             c->val, &c->vlen))
         return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
+    codec_rollup_alternates(c->qual, c->alt);
     return 0;
+}
+
+void tw_rollup_cell_ops(const uint8_t *part, size_t plen, const uint8_t *row, size_t rlen,
+                        const uint8_t *qual, const uint8_t alt[][CODEC_ROLLUP_QUAL_LEN],
+                        const uint8_t *val, size_t vlen, store_op_t *ops)
+{
+    oct_slice_t p = oct_slice(part, plen), r = oct_slice(row, rlen);
+    ops[0] = (store_op_t){STORE_OP_PUT,
+                          p,
+                          {r, oct_slice_str(RU_FAMILY), oct_slice(qual, CODEC_ROLLUP_QUAL_LEN),
+                           oct_slice(val, vlen)}};
+    for (size_t i = 0; i < CODEC_ROLLUP_N_ALT; i++)
+        ops[1 + i] = (store_op_t){STORE_OP_DELETE_CELL,
+                                  p,
+                                  {r, oct_slice_str(RU_FAMILY),
+                                   oct_slice(alt[i], CODEC_ROLLUP_QUAL_LEN), oct_slice(NULL, 0)}};
 }
 
 int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
@@ -502,16 +531,13 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
         return rc;
     }
     out->cells = cells;
-    out->ops = xmalloc((nc ? nc : 1) * sizeof *out->ops);
+    out->ops = xmalloc((nc ? nc : 1) * TW_ROLLUP_OPS_PER_CELL * sizeof *out->ops);
     for (size_t i = 0; i < nc; i++) {
         ru_cell_t *x = &cells[i];
-        out->ops[i] =
-            (store_op_t){STORE_OP_PUT,
-                         oct_slice(x->part, x->plen),
-                         {oct_slice(x->row, x->rlen), oct_slice_str(RU_FAMILY),
-                          oct_slice(x->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(x->val, x->vlen)}};
+        tw_rollup_cell_ops(x->part, x->plen, x->row, x->rlen, x->qual, x->alt, x->val, x->vlen,
+                           out->ops + i * TW_ROLLUP_OPS_PER_CELL);
     }
-    out->n = nc;
+    out->n = nc * TW_ROLLUP_OPS_PER_CELL;
     return 0;
 }
 

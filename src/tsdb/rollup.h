@@ -75,12 +75,12 @@ OCT_MUST_CHECK int tsdb_rollup_read(tsdb_t *db, const char *table,
 /* ---- rollups made by the TSD: backfill (`octsdb rollup --backfill`) ---- */
 
 /* What to backfill: the series in creation order from index `from`, at
- * most `limit` of them (0: all), those of `metric` only (a UID; 0: every
- * metric), their hours in [start_ms, end_ms], widened to whole periods of
+ * most `limit` of them (0: all), those of `metric` only (a name, borrowed;
+ * NULL: every metric), their hours in [start_ms, end_ms], widened to whole periods of
  * the long auto intervals. Called again with from = the stats' next, it
  * resumes; a caller shows progress between calls. */
 typedef struct {
-    uint64_t metric;
+    const char *metric;
     int64_t start_ms, end_ms;
     size_t from, limit;
 } tsdb_rollup_backfill_t;
@@ -98,7 +98,8 @@ typedef struct {
  * selected series and hours and writes them over what is stored: a
  * recomputation, never an addition, so running it twice (or beside the
  * flush, which it excludes while it writes a series) gives the same cells.
- * Returns 0; OCT_EINVAL when auto rollups are off; OCT_EIO (read-only
+ * Returns 0; OCT_EINVAL when auto rollups are off; OCT_ENOSUCHNAME for an
+ * unknown metric (uid_get_id's text); OCT_EIO (read-only
  * handle, storage) or OCT_ECORRUPT -- st->next then names the series that
  * failed. May block for long. */
 OCT_MUST_CHECK int tsdb_rollup_backfill(tsdb_t *db, const tsdb_rollup_backfill_t *o,

@@ -19,9 +19,9 @@
 #include "common/xmalloc.h"
 #include "tsdb/rollup.h"
 #include "tsdb/series.h"
+#include "uid/uid.h"
 
-#define RA_FAMILY "t"
-#define RA_BATCH  4096 /* rollup ops per store write */
+#define RA_BATCH 4096 /* rollup ops per store write */
 
 static const char *const ra_names[TSDB_ROLLUP_MAX_IDS] = {"sum", "count", "min", "max"};
 
@@ -29,6 +29,7 @@ typedef struct {
     uint8_t part[1 + 200 + 32];
     uint8_t row[TW_MAX_TSUID + 16];
     uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
+    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
     uint8_t val[8];
     size_t plen, rlen, vlen;
 } ra_cell_t;
@@ -42,16 +43,14 @@ typedef struct {
 static int ra_flush(tsdb_t *db, ra_out_t *o, oct_errbuf_t *eb)
 {
     if (o->n == 0) return 0;
-    store_op_t *ops = xmalloc(o->n * sizeof *ops);
+    store_op_t *ops = xmalloc(o->n * TW_ROLLUP_OPS_PER_CELL * sizeof *ops);
     for (size_t i = 0; i < o->n; i++) {
         ra_cell_t *x = &o->c[i];
-        ops[i] =
-            (store_op_t){STORE_OP_PUT,
-                         oct_slice(x->part, x->plen),
-                         {oct_slice(x->row, x->rlen), oct_slice_str(RA_FAMILY),
-                          oct_slice(x->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(x->val, x->vlen)}};
+        tw_rollup_cell_ops(x->part, x->plen, x->row, x->rlen, x->qual, x->alt, x->val, x->vlen,
+                           ops + i * TW_ROLLUP_OPS_PER_CELL);
     }
-    int rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops, o->n, 0, eb);
+    int rc =
+        store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops, o->n * TW_ROLLUP_OPS_PER_CELL, 0, eb);
     free(ops);
     if (!rc) o->written += o->n;
     o->n = 0;
@@ -75,6 +74,7 @@ static int ra_add(tsdb_t *db, ra_out_t *o, const codec_rowkey_layout_t *l, const
     if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
                             c->val, &c->vlen))
         return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
+    codec_rollup_alternates(c->qual, c->alt);
     o->n++;
     return o->n >= RA_BATCH ? ra_flush(db, o, eb) : 0;
 }
@@ -234,7 +234,7 @@ static int ra_backfill_series(tsdb_t *db, tsdb_reader_t *rd, const tw_series_t *
             if (!rc && ops.n)
                 rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops.ops, ops.n, 0, eb);
             if (!rc) {
-                st->cells += ops.n;
+                st->cells += ops.n / TW_ROLLUP_OPS_PER_CELL;
                 hours++;
                 if (nt == capt) {
                     capt = capt ? 2 * capt : 64;
@@ -265,6 +265,12 @@ int tsdb_rollup_backfill(tsdb_t *db, const tsdb_rollup_backfill_t *o,
         return oct_err(eb, OCT_EINVAL,
                        "rollup backfill needs tsd.rollups.enable=true and tsd.rollups.auto=true");
     if (!w) return oct_err(eb, OCT_EIO, "this TSD is read-only");
+    uint64_t mid = 0;
+    if (o->metric) {
+        int rc = uid_get_id(tsdb_uids(db), CODEC_UID_METRIC, (const uint8_t *)o->metric,
+                            strlen(o->metric), &mid, eb);
+        if (rc) return rc;
+    }
     /* whole hours, widened to whole periods of every long interval, so a
      * period is never recomputed from a part of its hours */
     int64_t lo = o->start_ms >= 0 ? o->start_ms / 1000 : 0;
@@ -288,7 +294,7 @@ int tsdb_rollup_backfill(tsdb_t *db, const tsdb_rollup_backfill_t *o,
     size_t i = o->from;
     for (; i < end && !rc; i++) {
         tw_series_t *s = tw_series_at(w, i);
-        if (!s || s->tsuid_len == 0 || (o->metric && s->metric != o->metric)) continue;
+        if (!s || s->tsuid_len == 0 || (mid && s->metric != mid)) continue;
         /* one flush pass at a time writes rollup cells: a flush of an hour
          * this reads cannot slip its newer cells under older ones */
         pthread_mutex_lock(&w->flush_mu);
