@@ -27,6 +27,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"mkmetric", cli_cmd_mkmetric, "Assign UIDs to metric names (same as `uid assign metrics`)"},
     {"passwd", cli_cmd_passwd, "Make a credentials-file line (slow password hash or new token)"},
     {"query", cli_cmd_query, "Run a query and print the data points"},
+    {"rollup", cli_cmd_rollup, "Compute the TSD's auto rollups of stored data (--backfill)"},
     {"scan", cli_cmd_scan, "Dump raw rows of the data table (--import, --delete)"},
     {"search", cli_cmd_search, "Search series and UIDs as /api/search does (no plugin)"},
     {"tsd", cli_cmd_tsd, "Run the TSD daemon (telnet and HTTP on one port)"},

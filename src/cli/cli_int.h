@@ -48,6 +48,7 @@ int cli_cmd_fsck(int argc, char **argv);
 int cli_cmd_query(int argc, char **argv);
 int cli_cmd_search(int argc, char **argv);
 int cli_cmd_compact(int argc, char **argv);
+int cli_cmd_rollup(int argc, char **argv);
 int cli_cmd_copy(int argc, char **argv);
 int cli_cmd_passwd(int argc, char **argv);
 

@@ -279,6 +279,22 @@ int query_rollup_is_auto(const query_rollup_config_t *c, const query_rollup_inte
     return c->auto_rollup && iv != &c->iv[c->default_iv] && 3600 % iv->interval_s == 0;
 }
 
+int query_rollup_is_auto_long(const query_rollup_config_t *c, const query_rollup_interval_t *iv)
+{
+    int64_t span = iv->span_unit == 'h' ? 3600LL * iv->span_mult : 86400;
+    return c->auto_rollup && iv != &c->iv[c->default_iv] && iv->interval_s > 3600 &&
+           iv->interval_s % 3600 == 0 && 86400 % iv->interval_s == 0 && span % iv->interval_s == 0;
+}
+
+const query_rollup_interval_t *query_rollup_auto_source(const query_rollup_config_t *c)
+{
+    const query_rollup_interval_t *best = NULL;
+    for (size_t i = 0; i < c->n_iv; i++)
+        if (query_rollup_is_auto(c, &c->iv[i]) && (!best || c->iv[i].interval_s > best->interval_s))
+            best = &c->iv[i];
+    return best;
+}
+
 void query_rollup_config_free(query_rollup_config_t *c)
 {
     if (!c) return;

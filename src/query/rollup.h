@@ -77,6 +77,17 @@ OCT_MUST_CHECK int query_rollup_config_load(const oct_config_t *cfg, query_rollu
  * default interval, and its interval divides an hour. */
 int query_rollup_is_auto(const query_rollup_config_t *c, const query_rollup_interval_t *iv);
 
+/* Does the TSD compute interval iv from the rollups of the source interval
+ * (query_rollup_auto_source) as each of its hours closes: auto on, not the
+ * default, a whole number of hours over one that divides a day and the
+ * row span, so its periods are the same buckets a downsample of raw data
+ * makes (2h, 3h, 4h, 6h, 8h, 12h, 1d; docs/rollups.md). */
+int query_rollup_is_auto_long(const query_rollup_config_t *c, const query_rollup_interval_t *iv);
+
+/* The interval the long auto rollups are computed from: the largest one
+ * query_rollup_is_auto accepts; NULL when auto is off. */
+const query_rollup_interval_t *query_rollup_auto_source(const query_rollup_config_t *c);
+
 /* Frees what c owns and c itself (NULL is fine). */
 void query_rollup_config_free(query_rollup_config_t *c);
 

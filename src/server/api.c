@@ -63,6 +63,7 @@ static const api_route_t api_routes[] = {
     {"octsdb/expire", API_POST, MODE_WRITE, 0, api_octsdb_expire},
     {"octsdb/flush", API_POST, MODE_ALL, 0, api_octsdb_flush},
     {"octsdb/fsck", API_POST, MODE_WRITE, 0, api_octsdb_fsck},
+    {"octsdb/rollup/backfill", API_POST, MODE_WRITE, 0, api_octsdb_rollup_backfill},
     {"octsdb/tree/sync", API_POST, MODE_WRITE, 0, api_octsdb_tree_sync},
     {"octsdb/uid/delete", API_POST, MODE_WRITE, 0, api_octsdb_uid_delete},
     {"octsdb/uid/fsck", API_POST, MODE_WRITE, 0, api_octsdb_uid_fsck},
@@ -135,8 +136,9 @@ static int api_route_writes(const api_route_t *r, unsigned verb)
     if (r->fn == api_put || r->fn == api_uid_assign || r->fn == api_uid_rename ||
         r->fn == api_dropcaches || r->fn == api_annotation_bulk || r->fn == api_rollup ||
         r->fn == api_histogram || r->fn == api_octsdb_compact || r->fn == api_octsdb_delete ||
-        r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete || r->fn == api_octsdb_uid_fsck ||
-        r->fn == api_octsdb_tree_sync)
+        r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete ||
+        r->fn == api_octsdb_uid_fsck || r->fn == api_octsdb_tree_sync ||
+        r->fn == api_octsdb_rollup_backfill)
         return 1;
     if (r->fn == api_annotation || r->fn == api_annotations || r->fn == api_uid_tsmeta ||
         r->fn == api_uid_uidmeta || r->fn == api_tree || r->fn == api_tree_rule ||

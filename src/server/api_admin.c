@@ -20,11 +20,15 @@
  *                                                tsdb_fsck_stats_t's counters in field order
  *   POST /api/octsdb/compact                     200 {"before":bytes,"after":bytes}
  *                                                (tsdb_flush, tsdb_compact)
+ *   POST /api/octsdb/rollup/backfill             200 {"next":N,"total":N,"series":N,
+ *                                                "hours":N,"cells":N}; body {"start":ms,
+ *                                                "end":ms,"from":N,"limit":N[,"metric":name]}:
+ *                                                one slice of series (tsdb_rollup_backfill)
  *
  * Each runs the same tsdb/ or uid/ function the command runs on a stopped
  * data dir, on the HTTP handler thread that took the request: a handler
  * may block (http_server.c), ingest goes on in the other threads. The long
- * ones (delete, fsck, compact) run one at a time: a second one meanwhile is 409. */
+ * ones (delete, fsck, compact, backfill) run one at a time: a second one meanwhile is 409. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +38,7 @@
 #include "codec/uid_bytes.h"
 #include "tsdb/fsck.h"
 #include "tsdb/maint.h"
+#include "tsdb/rollup.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
@@ -268,6 +273,63 @@ void api_octsdb_compact(api_call_t *c)
     json_w_uint(&w, before);
     json_w_key(&w, "after");
     json_w_uint(&w, after);
+    json_w_obj_end(&w);
+    c->resp->status = 200;
+}
+
+/* An integer member >= 0 of the body, or def when absent; -1 when bad. */
+static int64_t api_admin_i64(const json_value_t *b, const char *key, int64_t def)
+{
+    const json_value_t *v = json_obj_get(b, key);
+    int64_t x;
+    if (!v) return def;
+    if (v->type != JSON_NUMBER || json_number_i64(v, &x) || x < 0) return -1;
+    return x;
+}
+
+void api_octsdb_rollup_backfill(api_call_t *c)
+{
+    json_value_t *b = api_body_json(c, 0);
+    if (!b) return;
+    if (b->type != JSON_OBJECT) {
+        http_error(c->resp, 400, "Invalid backfill request", "the body must be a JSON object");
+        return;
+    }
+    tsdb_rollup_backfill_t o = {.metric = api_json_cstr(c, b, "metric")};
+    int64_t from = api_admin_i64(b, "from", 0), limit = api_admin_i64(b, "limit", 0);
+    o.start_ms = api_admin_i64(b, "start", 0);
+    o.end_ms = api_admin_i64(b, "end", INT64_MAX);
+    if (from < 0 || limit < 0 || o.start_ms < 0 || o.end_ms < 0) {
+        http_error(c->resp, 400, "Invalid backfill request",
+                   "start, end (ms), from and limit must be integers >= 0");
+        return;
+    }
+    o.from = (size_t)from;
+    o.limit = (size_t)limit;
+    if (api_admin_begin(c)) return;
+    tsdb_rollup_backfill_stats_t st;
+    oct_errbuf_t eb;
+    oct_errbuf_clear(&eb);
+    int rc = tsdb_rollup_backfill(c->tsd->db, &o, &st, &eb);
+    pthread_mutex_unlock(&api_admin_mu);
+    if (rc) {
+        int code = rc == OCT_EINVAL || rc == OCT_ENOSUCHNAME ? 400 : 500;
+        http_error(c->resp, code, "Backfill failed", eb.msg[0] ? eb.msg : oct_strerror(rc));
+        return;
+    }
+    json_writer_t w;
+    api_json_begin(c, &w);
+    json_w_obj_begin(&w);
+    json_w_key(&w, "next");
+    json_w_uint(&w, st.next);
+    json_w_key(&w, "total");
+    json_w_uint(&w, st.total);
+    json_w_key(&w, "series");
+    json_w_uint(&w, st.series);
+    json_w_key(&w, "hours");
+    json_w_uint(&w, st.hours);
+    json_w_key(&w, "cells");
+    json_w_uint(&w, st.cells);
     json_w_obj_end(&w);
     c->resp->status = 200;
 }

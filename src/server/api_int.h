@@ -85,6 +85,7 @@ void api_octsdb_uid_fsck(api_call_t *c);
 void api_octsdb_compact(api_call_t *c);
 void api_octsdb_delete(api_call_t *c);
 void api_octsdb_fsck(api_call_t *c);
+void api_octsdb_rollup_backfill(api_call_t *c);
 void api_octsdb_tree_sync(api_call_t *c); /* api_tree.c */
 /* /s/<rel> (api_static.c): a file under tsd.http.staticroot; rel is the
  * decoded path after "/s/", case kept. */

@@ -18,7 +18,9 @@
  * With tsd.rollups.auto a final job also yields the hour's rollup cells
  * (tw_rollup_auto, computed from every point of the hour), written before
  * the group's data write, so a crash before the WAL is cut replays into a
- * recomputation of the same cells: exactly once without bookkeeping.
+ * recomputation of the same cells: exactly once without bookkeeping. The
+ * periods longer than an hour holding those hours are then recomputed from
+ * the hours' cells as stored (tw_rollup_long), before the data write too.
  * Only one pass runs at a time (flush_mu). */
 #include <errno.h>
 #include <stdlib.h>
@@ -404,6 +406,15 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
         }
         wrc = store_write(w->st, STORE_TABLE_ROLLUP, rops, nru, 0, eb);
         free(rops);
+        /* then the longer periods holding these hours, from those cells */
+        tw_rollup_touch_t *t = xmalloc(ps->n * sizeof *t);
+        size_t nt = 0;
+        for (size_t i = 0; i < ps->n; i++)
+            if (ps->jobs[i].ru.n)
+                t[nt++] = (tw_rollup_touch_t){ps->jobs[i].s->tsuid, ps->jobs[i].s->tsuid_len,
+                                              ps->jobs[i].base_s};
+        if (!wrc) wrc = tw_rollup_long(w->db, t, nt, NULL, eb);
+        free(t);
     }
     if (!wrc && nops)
         wrc = store_write(w->st, STORE_TABLE_DATA, ps->ops, nops, sync ? STORE_SYNC : 0, eb);

@@ -85,6 +85,12 @@ static size_t part_of(const codec_rowkey_layout_t *l, const char *table, const u
     return 1 + tl + pl;
 }
 
+size_t tw_rollup_part(const codec_rowkey_layout_t *l, const char *table, const uint8_t *rk,
+                      uint8_t *out)
+{
+    return part_of(l, table, rk, out);
+}
+
 /* ---- writing ---------------------------------------------------------------- */
 
 int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb)
@@ -256,11 +262,22 @@ int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb)
         vl = cb.val_len;
     }
     size_t pl = part_of(&l, table, rk, part);
-    store_op_t op = {STORE_OP_PUT,
-                     oct_slice(part, pl),
-                     {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY), oct_slice(qual, ql),
-                      oct_slice(val, vl)}};
-    rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, &op, 1, 0, eb);
+    store_op_t op[1 + CODEC_ROLLUP_N_ALT] = {{STORE_OP_PUT,
+                                              oct_slice(part, pl),
+                                              {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY),
+                                               oct_slice(qual, ql), oct_slice(val, vl)}}};
+    size_t nop = 1;
+    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
+    if (iv) { /* one value per slot, whatever its width (docs/format/rollup.md) */
+        codec_rollup_alternates(qual, alt);
+        for (size_t i = 0; i < CODEC_ROLLUP_N_ALT; i++)
+            op[nop++] =
+                (store_op_t){STORE_OP_DELETE_CELL,
+                             oct_slice(part, pl),
+                             {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY),
+                              oct_slice(alt[i], CODEC_ROLLUP_QUAL_LEN), oct_slice(NULL, 0)}};
+    }
+    rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, op, nop, 0, eb);
 out:
     if (tags != stack) free(tags);
     oct_strbuf_free(&tt);
@@ -284,8 +301,8 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
                      const int *ids, size_t n_ids, const uint8_t *tsuid, size_t len, int64_t lo_ms,
                      int64_t hi_ms, codec_point_t **out, size_t *n, oct_errbuf_t *eb)
 {
-    size_t cap[2] = {0, 0};
-    if (n_ids > 2) n_ids = 2;
+    size_t cap[TSDB_ROLLUP_MAX_IDS] = {0};
+    if (n_ids > TSDB_ROLLUP_MAX_IDS) n_ids = TSDB_ROLLUP_MAX_IDS;
     for (size_t k = 0; k < n_ids; k++) {
         out[k] = NULL;
         n[k] = 0;
@@ -340,12 +357,9 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
                 uint32_t idx;
                 if (ce->qualifier.len != CODEC_ROLLUP_QUAL_LEN) continue; /* not a rollup cell */
                 int q0 = ce->qualifier.ptr[0] & 0x7F;
-                if (q0 == ids[0])
-                    k = 0;
-                else if (n_ids > 1 && q0 == ids[1])
-                    k = 1;
-                else
-                    continue;
+                while (k < n_ids && q0 != ids[k])
+                    k++;
+                if (k == n_ids) continue;
                 if (codec_rollup_decode(ce->qualifier.ptr, ce->qualifier.len, ce->value.ptr,
                                         ce->value.len, &id, &idx, &p)) {
                     rc = oct_err(eb, OCT_ECORRUPT, "corrupt rollup cell in table %s", table);
@@ -396,6 +410,7 @@ typedef struct {
     uint8_t part[RU_KEY_CAP];
     uint8_t row[TW_MAX_TSUID + 16];
     uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
+    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
     uint8_t val[8];
     size_t plen, rlen, vlen;
 } ru_cell_t;
@@ -432,23 +447,46 @@ static void acc_add(ru_acc_t *a, const codec_point_t *p)
         a->sum_is_int = 0;
 }
 
-static int acc_cell(const codec_rowkey_layout_t *l, const tw_series_t *s,
+static int acc_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t tsuid_len,
                     const query_rollup_interval_t *iv, int id, int64_t start_s,
                     const codec_point_t *v, ru_cell_t *c, oct_errbuf_t *eb)
 {
     int64_t base = query_rollup_base_time(iv, start_s);
-    int kl = codec_rowkey_from_tsuid(l, s->tsuid, s->tsuid_len, base, c->row, sizeof c->row, eb);
+    int kl = codec_rowkey_from_tsuid(l, tsuid, tsuid_len, base, c->row, sizeof c->row, eb);
     if (kl < 0) return kl;
     c->rlen = (size_t)kl;
     c->plen = part_of(l, iv->table, c->row, c->part);
     if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
                             c->val, &c->vlen))
         return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
+    codec_rollup_alternates(c->qual, c->alt);
     return 0;
+}
+
+void tw_rollup_cell_ops(const uint8_t *part, size_t plen, const uint8_t *row, size_t rlen,
+                        const uint8_t *qual, const uint8_t alt[][CODEC_ROLLUP_QUAL_LEN],
+                        const uint8_t *val, size_t vlen, store_op_t *ops)
+{
+    oct_slice_t p = oct_slice(part, plen), r = oct_slice(row, rlen);
+    ops[0] = (store_op_t){STORE_OP_PUT,
+                          p,
+                          {r, oct_slice_str(RU_FAMILY), oct_slice(qual, CODEC_ROLLUP_QUAL_LEN),
+                           oct_slice(val, vlen)}};
+    for (size_t i = 0; i < CODEC_ROLLUP_N_ALT; i++)
+        ops[1 + i] = (store_op_t){STORE_OP_DELETE_CELL,
+                                  p,
+                                  {r, oct_slice_str(RU_FAMILY),
+                                   oct_slice(alt[i], CODEC_ROLLUP_QUAL_LEN), oct_slice(NULL, 0)}};
 }
 
 int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
                    size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb)
+{
+    return tw_rollup_auto_tsuid(db, s->tsuid, s->tsuid_len, base_s, pts, n, out, eb);
+}
+
+int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t base_s,
+                         const codec_point_t *pts, size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb)
 {
     memset(out, 0, sizeof *out);
     const query_rollup_config_t *c = tsdb_rollups(db);
@@ -491,7 +529,8 @@ int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec
             v[2] = acc.min;
             v[3] = acc.max;
             for (int a = 0; a < 4 && !rc; a++)
-                if (ids[a] >= 0) rc = acc_cell(&l, s, iv, ids[a], start, &v[a], &cells[nc++], eb);
+                if (ids[a] >= 0)
+                    rc = acc_cell(&l, tsuid, tsuid_len, iv, ids[a], start, &v[a], &cells[nc++], eb);
         }
     }
     if (rc) {
@@ -499,16 +538,13 @@ int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec
         return rc;
     }
     out->cells = cells;
-    out->ops = xmalloc((nc ? nc : 1) * sizeof *out->ops);
+    out->ops = xmalloc((nc ? nc : 1) * TW_ROLLUP_OPS_PER_CELL * sizeof *out->ops);
     for (size_t i = 0; i < nc; i++) {
         ru_cell_t *x = &cells[i];
-        out->ops[i] =
-            (store_op_t){STORE_OP_PUT,
-                         oct_slice(x->part, x->plen),
-                         {oct_slice(x->row, x->rlen), oct_slice_str(RU_FAMILY),
-                          oct_slice(x->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(x->val, x->vlen)}};
+        tw_rollup_cell_ops(x->part, x->plen, x->row, x->rlen, x->qual, x->alt, x->val, x->vlen,
+                           out->ops + i * TW_ROLLUP_OPS_PER_CELL);
     }
-    out->n = nc;
+    out->n = nc * TW_ROLLUP_OPS_PER_CELL;
     return 0;
 }
 

@@ -56,10 +56,13 @@ OCT_MUST_CHECK int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_e
  * storage. Returns 0 or OCT_EIO. May block. */
 OCT_MUST_CHECK int tsdb_rollup_sync(tsdb_t *db, oct_errbuf_t *eb);
 
+#define TSDB_ROLLUP_MAX_IDS 4
+
 /* The values of one series stored in 2.4 table `table` over
  * [lo_ms, hi_ms], in time order. With iv, the rows are iv's row spans and
- * the rollup cells of aggregator ids[k] go to out[k] (k < n_ids <= 2; one
- * read of the rows for both, as avg needs sum and count), each stamped
+ * the rollup cells of aggregator ids[k] go to out[k] (k < n_ids <=
+ * TSDB_ROLLUP_MAX_IDS; one read of the rows for all, as avg needs sum and
+ * count), each stamped
  * with its interval's start; with iv NULL, hour rows of ordinary
  * second/millisecond cells (a pre-aggregate written without interval) go
  * to out[0]. out[k] is malloc'd (NULL when empty), n[k] its length.
@@ -68,5 +71,38 @@ OCT_MUST_CHECK int tsdb_rollup_read(tsdb_t *db, const char *table,
                                     const query_rollup_interval_t *iv, const int *ids, size_t n_ids,
                                     const uint8_t *tsuid, size_t len, int64_t lo_ms, int64_t hi_ms,
                                     codec_point_t **out, size_t *n, oct_errbuf_t *eb);
+
+/* ---- rollups made by the TSD: backfill (`octsdb rollup --backfill`) ---- */
+
+/* What to backfill: the series in creation order from index `from`, at
+ * most `limit` of them (0: all), those of `metric` only (a name, borrowed;
+ * NULL: every metric), their hours in [start_ms, end_ms], widened to whole periods of
+ * the long auto intervals. Called again with from = the stats' next, it
+ * resumes; a caller shows progress between calls. */
+typedef struct {
+    const char *metric;
+    int64_t start_ms, end_ms;
+    size_t from, limit;
+} tsdb_rollup_backfill_t;
+
+typedef struct {
+    size_t next;     /* the series index to go on from; == total when done */
+    size_t total;    /* series in the data set when the call began */
+    uint64_t series; /* series that had raw points in range */
+    uint64_t hours;  /* series-hours rolled up */
+    uint64_t cells;  /* rollup cells written */
+} tsdb_rollup_backfill_stats_t;
+
+/* Computes the auto rollups (tsd.rollups.auto: the intervals within an hour
+ * from raw points, head included; then the longer ones from them) of the
+ * selected series and hours and writes them over what is stored: a
+ * recomputation, never an addition, so running it twice (or beside the
+ * flush, which it excludes while it writes a series) gives the same cells.
+ * Returns 0; OCT_EINVAL when auto rollups are off; OCT_ENOSUCHNAME for an
+ * unknown metric (uid_get_id's text); OCT_EIO (read-only
+ * handle, storage) or OCT_ECORRUPT -- st->next then names the series that
+ * failed. May block for long. */
+OCT_MUST_CHECK int tsdb_rollup_backfill(tsdb_t *db, const tsdb_rollup_backfill_t *o,
+                                        tsdb_rollup_backfill_stats_t *st, oct_errbuf_t *eb);
 
 #endif

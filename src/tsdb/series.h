@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "codec/point.h"
+#include "codec/rollup.h"
 #include "codec/rowkey.h"
 #include "tsdb/read.h"
 #include "tsdb/tsdb_int.h"
@@ -231,9 +232,9 @@ void tw_meta_points(tsdb_writer_t *w, tw_series_t *const *ser, size_t n);
 /* rollup.c: tsd.rollups.auto. The rollup cells (sum, count, min, max of
  * every interval that divides an hour) of one series' complete hour
  * pts[0..n) (sorted) starting at base_s, as store ops on
- * STORE_TABLE_ROLLUP; computed, never added to what is stored, so writing
- * them again after a replay or a late point gives the same cells. out
- * owns the ops' bytes (tw_rollup_ops_free); n = 0 when auto is off. */
+ * STORE_TABLE_ROLLUP (TW_ROLLUP_OPS_PER_CELL per cell); computed, never added to what is stored, so
+ * writing them again after a replay or a late point gives the same cells. out owns the ops' bytes
+ * (tw_rollup_ops_free); n = 0 when auto is off. */
 typedef struct {
     store_op_t *ops;
     size_t n;
@@ -242,6 +243,35 @@ typedef struct {
 int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
                    size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb);
 void tw_rollup_ops_free(tw_rollup_ops_t *o);
+/* The store ops of one rollup cell: its put, then the deletes of the same
+ * slot's other widths (alt, codec_rollup_alternates) into
+ * ops[0..TW_ROLLUP_OPS_PER_CELL). Borrows every buffer. */
+#define TW_ROLLUP_OPS_PER_CELL (1 + CODEC_ROLLUP_N_ALT)
+void tw_rollup_cell_ops(const uint8_t *part, size_t plen, const uint8_t *row, size_t rlen,
+                        const uint8_t *qual, const uint8_t alt[][CODEC_ROLLUP_QUAL_LEN],
+                        const uint8_t *val, size_t vlen, store_op_t *ops);
+/* The same for a series named by its TSUID (backfill: rollup_auto.c). */
+int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t base_s,
+                         const codec_point_t *pts, size_t n, tw_rollup_ops_t *out,
+                         oct_errbuf_t *eb);
+/* The octsdb-rollup partition of row key rk in 2.4 table `table` into out
+ * (room for 1 + 200 + the row key's partition prefix). Returns its length. */
+size_t tw_rollup_part(const codec_rowkey_layout_t *l, const char *table, const uint8_t *rk,
+                      uint8_t *out);
+
+/* rollup_auto.c: the intervals longer than an hour (query_rollup_is_auto_long).
+ * The cells of every long period holding one of the hours t[0..n) are
+ * recomputed from the source interval's cells as stored (sum of sums, sum
+ * of counts, min of minima, max of maxima) and written; so the source
+ * cells of those hours must be written first. *cells (may be NULL) counts
+ * the cells written. */
+typedef struct {
+    const uint8_t *tsuid;
+    size_t tsuid_len;
+    int64_t hour_s;
+} tw_rollup_touch_t;
+int tw_rollup_long(tsdb_t *db, const tw_rollup_touch_t *t, size_t n, uint64_t *cells,
+                   oct_errbuf_t *eb);
 
 /* flush.c */
 OCT_MUST_CHECK int tw_flush_start(tsdb_writer_t *w, oct_errbuf_t *eb);

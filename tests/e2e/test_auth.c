@@ -56,6 +56,7 @@ static const route_t want_routes[] = {
     {"octsdb/delete", 0, P, P},
     {"octsdb/flush", 0, P, 0},
     {"octsdb/fsck", 0, P, P},
+    {"octsdb/rollup/backfill", 0, P, P},
     {"octsdb/tree/sync", 0, P, P},
     {"octsdb/uid/delete", 0, P, P},
     {"octsdb/uid/fsck", 0, P, P},

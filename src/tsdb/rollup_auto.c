@@ -1,0 +1,307 @@
+/* rollup_auto.c -- rollups made by the TSD beyond the hour: the intervals
+ * longer than an hour (query_rollup_is_auto_long) and the backfill of data
+ * flushed before tsd.rollups.auto was on (docs/rollups.md).
+ *
+ * A long period (a day, 6 hours...) is never accumulated: whenever one of
+ * its hours' source cells is (re)written -- the flush of the hour's final
+ * block, a backfill -- the period's cells are recomputed from every source
+ * cell stored for it (sum of sums, sum of counts, min of minima, max of
+ * maxima; exact, as each source cell is) and written over the old ones. A
+ * replay after kill -9 or a late point rewrites the hour, so the period is
+ * recomputed again, never added to: exactly once without bookkeeping, as
+ * for the hourly cells. Until its last hour has closed a period holds the
+ * rollup of its hours closed so far. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/rollup.h"
+#include "common/xmalloc.h"
+#include "tsdb/rollup.h"
+#include "tsdb/series.h"
+#include "uid/uid.h"
+
+#define RA_BATCH 4096 /* rollup ops per store write */
+
+static const char *const ra_names[TSDB_ROLLUP_MAX_IDS] = {"sum", "count", "min", "max"};
+
+typedef struct {
+    uint8_t part[1 + 200 + 32];
+    uint8_t row[TW_MAX_TSUID + 16];
+    uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
+    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
+    uint8_t val[8];
+    size_t plen, rlen, vlen;
+} ra_cell_t;
+
+typedef struct {
+    ra_cell_t *c;
+    size_t n, cap;
+    uint64_t written;
+} ra_out_t;
+
+static int ra_flush(tsdb_t *db, ra_out_t *o, oct_errbuf_t *eb)
+{
+    if (o->n == 0) return 0;
+    store_op_t *ops = xmalloc(o->n * TW_ROLLUP_OPS_PER_CELL * sizeof *ops);
+    for (size_t i = 0; i < o->n; i++) {
+        ra_cell_t *x = &o->c[i];
+        tw_rollup_cell_ops(x->part, x->plen, x->row, x->rlen, x->qual, x->alt, x->val, x->vlen,
+                           ops + i * TW_ROLLUP_OPS_PER_CELL);
+    }
+    int rc =
+        store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops, o->n * TW_ROLLUP_OPS_PER_CELL, 0, eb);
+    free(ops);
+    if (!rc) o->written += o->n;
+    o->n = 0;
+    return rc;
+}
+
+static int ra_add(tsdb_t *db, ra_out_t *o, const codec_rowkey_layout_t *l, const uint8_t *tsuid,
+                  size_t len, const query_rollup_interval_t *iv, int id, int64_t start_s,
+                  const codec_point_t *v, oct_errbuf_t *eb)
+{
+    if (o->n == o->cap) {
+        o->cap = o->cap ? 2 * o->cap : 64;
+        o->c = xrealloc(o->c, o->cap * sizeof *o->c);
+    }
+    ra_cell_t *c = &o->c[o->n];
+    int64_t base = query_rollup_base_time(iv, start_s);
+    int kl = codec_rowkey_from_tsuid(l, tsuid, len, base, c->row, sizeof c->row, eb);
+    if (kl < 0) return kl;
+    c->rlen = (size_t)kl;
+    c->plen = tw_rollup_part(l, iv->table, c->row, c->part);
+    if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
+                            c->val, &c->vlen))
+        return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
+    codec_rollup_alternates(c->qual, c->alt);
+    o->n++;
+    return o->n >= RA_BATCH ? ra_flush(db, o, eb) : 0;
+}
+
+static double ra_pv(const codec_point_t *p)
+{
+    return p->is_float ? p->val.f : (double)p->val.i;
+}
+
+/* The aggregate of the source cells src[k][0..n[k]) (k: sum, count, min,
+ * max) into v[k]; has[k] says whether there was any. Integer sums stay
+ * integers until a double or an overflow. */
+static void ra_combine(codec_point_t *const *src, const size_t *n, codec_point_t *v, int *has)
+{
+    for (int k = 0; k < TSDB_ROLLUP_MAX_IDS; k++) {
+        has[k] = n[k] > 0;
+        if (!has[k]) continue;
+        v[k] = src[k][0];
+        for (size_t i = 1; i < n[k]; i++) {
+            const codec_point_t *p = &src[k][i];
+            if (k == 2 || k == 3) {
+                if (k == 2 ? ra_pv(p) < ra_pv(&v[k]) : ra_pv(p) > ra_pv(&v[k])) v[k] = *p;
+                continue;
+            }
+            int64_t r;
+            if (!v[k].is_float && !p->is_float &&
+                !__builtin_add_overflow(v[k].val.i, p->val.i, &r)) {
+                v[k].val.i = r;
+                continue;
+            }
+            double d = ra_pv(&v[k]) + ra_pv(p);
+            v[k].is_float = 1;
+            v[k].val.f = d;
+        }
+    }
+}
+
+typedef struct {
+    const uint8_t *tsuid;
+    size_t len;
+    int64_t start;
+} ra_period_t;
+
+static int ra_cmp_period(const void *a, const void *b)
+{
+    const ra_period_t *x = a, *y = b;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    int c = memcmp(x->tsuid, y->tsuid, x->len);
+    if (c) return c;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The start of the period of iv holding hour_s, and its end (clipped at the
+ * row's end; with the intervals query_rollup_is_auto_long accepts it never
+ * is, but a period must not reach into the next row's index space). */
+static int64_t ra_period(const query_rollup_interval_t *iv, int64_t hour_s, int64_t *end)
+{
+    int64_t base = query_rollup_base_time(iv, hour_s);
+    int64_t start = base + (hour_s - base) / iv->interval_s * iv->interval_s;
+    int64_t next = query_rollup_next_base(iv, base);
+    *end = start + iv->interval_s < next ? start + iv->interval_s : next;
+    return start;
+}
+
+int tw_rollup_long(tsdb_t *db, const tw_rollup_touch_t *t, size_t n, uint64_t *cells,
+                   oct_errbuf_t *eb)
+{
+    const query_rollup_config_t *c = tsdb_rollups(db);
+    if (!c || !c->auto_rollup || n == 0) return 0;
+    const query_rollup_interval_t *src = query_rollup_auto_source(c);
+    if (!src) return 0;
+    int ids[TSDB_ROLLUP_MAX_IDS];
+    for (int k = 0; k < TSDB_ROLLUP_MAX_IDS; k++)
+        ids[k] = query_rollup_agg_id(c, ra_names[k], strlen(ra_names[k]));
+    codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
+    ra_period_t *p = xmalloc(n * sizeof *p);
+    ra_out_t o = {0};
+    int rc = 0;
+    for (size_t i = 0; i < c->n_iv && !rc; i++) {
+        const query_rollup_interval_t *iv = &c->iv[i];
+        if (!query_rollup_is_auto_long(c, iv)) continue;
+        int64_t end;
+        for (size_t k = 0; k < n; k++)
+            p[k] = (ra_period_t){t[k].tsuid, t[k].tsuid_len, ra_period(iv, t[k].hour_s, &end)};
+        qsort(p, n, sizeof *p, ra_cmp_period);
+        for (size_t k = 0; k < n && !rc; k++) {
+            if (k && !ra_cmp_period(&p[k - 1], &p[k])) continue;
+            int64_t start = ra_period(iv, p[k].start, &end);
+            codec_point_t *sv[TSDB_ROLLUP_MAX_IDS];
+            size_t sn[TSDB_ROLLUP_MAX_IDS];
+            /* the sum and count ids exist (query_rollup_config_load checks);
+             * min and max may not: read those that do */
+            int rid[TSDB_ROLLUP_MAX_IDS], map[TSDB_ROLLUP_MAX_IDS];
+            size_t nr = 0;
+            for (int a = 0; a < TSDB_ROLLUP_MAX_IDS; a++)
+                if (ids[a] >= 0) {
+                    map[nr] = a;
+                    rid[nr++] = ids[a];
+                }
+            codec_point_t *rv[TSDB_ROLLUP_MAX_IDS];
+            size_t rn[TSDB_ROLLUP_MAX_IDS];
+            rc = tsdb_rollup_read(db, src->table, src, rid, nr, p[k].tsuid, p[k].len, start * 1000,
+                                  end * 1000 - 1, rv, rn, eb);
+            if (rc) break;
+            for (int a = 0; a < TSDB_ROLLUP_MAX_IDS; a++) {
+                sv[a] = NULL;
+                sn[a] = 0;
+            }
+            for (size_t r = 0; r < nr; r++) {
+                sv[map[r]] = rv[r];
+                sn[map[r]] = rn[r];
+            }
+            codec_point_t v[TSDB_ROLLUP_MAX_IDS];
+            int has[TSDB_ROLLUP_MAX_IDS];
+            ra_combine(sv, sn, v, has);
+            for (int a = 0; a < TSDB_ROLLUP_MAX_IDS && !rc; a++)
+                if (has[a])
+                    rc = ra_add(db, &o, &l, p[k].tsuid, p[k].len, iv, ids[a], start, &v[a], eb);
+            for (size_t r = 0; r < nr; r++)
+                free(rv[r]);
+        }
+    }
+    if (!rc) rc = ra_flush(db, &o, eb);
+    if (cells) *cells += o.written;
+    free(o.c);
+    free(p);
+    return rc;
+}
+
+/* ---- backfill ---------------------------------------------------------------- */
+
+/* The hours of one series in [lo_s, hi_s) (whole hours), read in windows of
+ * RA_WINDOW_H hours so a year of minutes is never held at once. */
+#define RA_WINDOW_H (24 * 7)
+
+static int ra_backfill_series(tsdb_t *db, tsdb_reader_t *rd, const tw_series_t *s, int64_t lo_s,
+                              int64_t hi_s, tsdb_rollup_backfill_stats_t *st, oct_errbuf_t *eb)
+{
+    int rc = 0;
+    uint64_t hours = 0;
+    tw_rollup_touch_t *touch = NULL;
+    size_t nt = 0, capt = 0;
+    for (int64_t w = lo_s; w < hi_s && !rc; w += 3600LL * RA_WINDOW_H) {
+        int64_t we = w + 3600LL * RA_WINDOW_H < hi_s ? w + 3600LL * RA_WINDOW_H : hi_s;
+        codec_point_t *pts;
+        size_t np;
+        rc = tsdb_reader_read(rd, s->tsuid, s->tsuid_len, w * 1000, we * 1000 - 1, &pts, &np, eb);
+        if (rc) break;
+        for (size_t i = 0; i < np && !rc;) {
+            int64_t h = codec_rowkey_base_time(pts[i].ts_ms >= 0 ? pts[i].ts_ms / 1000
+                                                                 : (pts[i].ts_ms - 999) / 1000);
+            size_t j = i;
+            while (j < np && pts[j].ts_ms < (h + 3600) * 1000)
+                j++;
+            tw_rollup_ops_t ops;
+            rc = tw_rollup_auto_tsuid(db, s->tsuid, s->tsuid_len, h, pts + i, j - i, &ops, eb);
+            if (!rc && ops.n)
+                rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops.ops, ops.n, 0, eb);
+            if (!rc) {
+                st->cells += ops.n / TW_ROLLUP_OPS_PER_CELL;
+                hours++;
+                if (nt == capt) {
+                    capt = capt ? 2 * capt : 64;
+                    touch = xrealloc(touch, capt * sizeof *touch);
+                }
+                touch[nt++] = (tw_rollup_touch_t){s->tsuid, s->tsuid_len, h};
+            }
+            tw_rollup_ops_free(&ops);
+            i = j;
+        }
+    }
+    if (!rc) rc = tw_rollup_long(db, touch, nt, &st->cells, eb);
+    free(touch);
+    if (!rc && hours) {
+        st->series++;
+        st->hours += hours;
+    }
+    return rc;
+}
+
+int tsdb_rollup_backfill(tsdb_t *db, const tsdb_rollup_backfill_t *o,
+                         tsdb_rollup_backfill_stats_t *st, oct_errbuf_t *eb)
+{
+    const query_rollup_config_t *c = tsdb_rollups(db);
+    tsdb_writer_t *w = tsdb__writer(db);
+    memset(st, 0, sizeof *st);
+    if (!c || !c->auto_rollup)
+        return oct_err(eb, OCT_EINVAL,
+                       "rollup backfill needs tsd.rollups.enable=true and tsd.rollups.auto=true");
+    if (!w) return oct_err(eb, OCT_EIO, "this TSD is read-only");
+    uint64_t mid = 0;
+    if (o->metric) {
+        int rc = uid_get_id(tsdb_uids(db), CODEC_UID_METRIC, (const uint8_t *)o->metric,
+                            strlen(o->metric), &mid, eb);
+        if (rc) return rc;
+    }
+    /* whole hours, widened to whole periods of every long interval, so a
+     * period is never recomputed from a part of its hours */
+    int64_t lo = o->start_ms >= 0 ? o->start_ms / 1000 : 0;
+    int64_t hi = o->end_ms / 1000;
+    if (hi > (int64_t)UINT32_MAX) hi = (int64_t)UINT32_MAX;
+    lo = codec_rowkey_base_time(lo);
+    hi = codec_rowkey_base_time(hi) + 3600;
+    for (size_t i = 0; i < c->n_iv; i++)
+        if (query_rollup_is_auto_long(c, &c->iv[i])) {
+            int64_t e;
+            int64_t s0 = ra_period(&c->iv[i], lo, &e);
+            if (s0 < lo) lo = s0;
+            ra_period(&c->iv[i], hi - 3600, &e);
+            if (e > hi) hi = e;
+        }
+    size_t total = atomic_load(&w->n_series);
+    st->total = total;
+    size_t end = o->limit && o->from + o->limit < total ? o->from + o->limit : total;
+    tsdb_reader_t *rd = tsdb_reader_new(db);
+    int rc = 0;
+    size_t i = o->from;
+    for (; i < end && !rc; i++) {
+        tw_series_t *s = tw_series_at(w, i);
+        if (!s || s->tsuid_len == 0 || (mid && s->metric != mid)) continue;
+        /* one flush pass at a time writes rollup cells: a flush of an hour
+         * this reads cannot slip its newer cells under older ones */
+        pthread_mutex_lock(&w->flush_mu);
+        rc = ra_backfill_series(db, rd, s, lo, hi, st, eb);
+        pthread_mutex_unlock(&w->flush_mu);
+    }
+    st->next = rc ? i - 1 : i;
+    tsdb_reader_free(rd);
+    return rc;
+}

@@ -1,0 +1,356 @@
+/* test_rollup_auto.c -- rollups made by the TSD beyond the hour and their
+ * backfill, over the real daemon and the real binary (docs/rollups.md):
+ *   - long_intervals: random points over three days, a late batch, a
+ *     kill -9 while a forced flush writes the rollups, replay; the 1h, 6h
+ *     (also read as 12h) and 1d tables answer sum, count, min, max and avg
+ *     exactly as a model of the points this test sent;
+ *   - backfill: raw data written with auto off has no rollups; `octsdb
+ *     rollup --backfill` beside the running TSD (a metric and a range first,
+ *     then everything, then again) and on the stopped data dir makes the
+ *     model's rollups, the same every time; with auto off it is refused.
+ * Expected values come from the model (loops over the points sent), never
+ * from the code under test. Values are integers or multiples of 1/1024
+ * small enough that every sum is exact in a double, whatever the order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "api_client.h"
+#include "common/json.h"
+#include "common/strbuf.h"
+
+#define T0   1356998400LL /* 2013-01-01 00:00 UTC */
+#define DAYS 3
+#define NSER 3
+#define MAXP (DAYS * 24 * 16)
+#define CONF                                                                                       \
+    "{\"aggregationIds\":{\"sum\":0,\"count\":1,\"min\":2,\"max\":3},\"intervals\":["              \
+    "{\"table\":\"tsdb\",\"preAggregationTable\":\"tsdb-preagg\",\"interval\":\"1m\","             \
+    "\"rowSpan\":\"1h\",\"defaultInterval\":true},"                                                \
+    "{\"table\":\"r1h\",\"preAggregationTable\":\"p1h\",\"interval\":\"1h\",\"rowSpan\":\"1d\"},"  \
+    "{\"table\":\"r6h\",\"preAggregationTable\":\"p6h\",\"interval\":\"6h\",\"rowSpan\":\"1n\"},"  \
+    "{\"table\":\"r1d\",\"preAggregationTable\":\"p1d\",\"interval\":\"1d\",\"rowSpan\":\"1y\"}]}"
+
+static const char *const g_auto_args[] = {
+    "--auto-metric",         "--set", "tsd.rollups.enable=true",  "--set",
+    "tsd.rollups.auto=true", "--set", "tsd.rollups.config=" CONF, NULL};
+static const char *const g_plain_args[] = {
+    "--auto-metric", "--set", "tsd.rollups.enable=true", "--set", "tsd.rollups.config=" CONF, NULL};
+
+typedef struct {
+    long long ts;
+    int is_int;
+    long long i;
+    double f;
+} pt_t;
+
+/* the model: points per metric (0: x.r, 1: x.o) and series */
+static pt_t g_p[2][NSER][MAXP];
+static int g_n[2][NSER];
+static const char *const g_metric[2] = {"x.r", "x.o"};
+
+static double pv(const pt_t *p)
+{
+    return p->is_int ? (double)p->i : p->f;
+}
+
+/* Random points of metric m, series s, hours [h0, h1): per_hour tries at
+ * seconds the series has no point at yet. Returns the /api/put body. */
+static char *gen(unsigned *seed, int m, int s, int h0, int h1, int per_hour)
+{
+    oct_strbuf_t sb = OCT_STRBUF_INIT;
+    oct_strbuf_puts(&sb, "[");
+    int first = 1;
+    for (int h = h0; h < h1; h++) {
+        static char used[3600];
+        memset(used, 0, sizeof used);
+        for (int i = 0; i < g_n[m][s]; i++)
+            if (g_p[m][s][i].ts >= T0 + 3600LL * h && g_p[m][s][i].ts < T0 + 3600LL * (h + 1))
+                used[g_p[m][s][i].ts - T0 - 3600LL * h] = 1;
+        for (int k = 0; k < per_hour && g_n[m][s] < MAXP; k++) {
+            int sec = (int)(rand_r(seed) % 3600);
+            if (used[sec]) continue;
+            used[sec] = 1;
+            pt_t *p = &g_p[m][s][g_n[m][s]++];
+            p->ts = T0 + 3600LL * h + sec;
+            p->is_int = rand_r(seed) % 2;
+            if (p->is_int)
+                p->i = (long long)(rand_r(seed) % 2001) - 1000;
+            else
+                p->f = ((double)(rand_r(seed) % 2000001) - 1000000.0) / 1024.0;
+            if (p->is_int)
+                oct_strbuf_printf(&sb,
+                                  "%s{\"metric\":\"%s\",\"timestamp\":%lld,\"value\":%lld,"
+                                  "\"tags\":{\"s\":\"%d\"}}",
+                                  first ? "" : ",", g_metric[m], p->ts, p->i, s);
+            else
+                oct_strbuf_printf(&sb,
+                                  "%s{\"metric\":\"%s\",\"timestamp\":%lld,\"value\":%.17g,"
+                                  "\"tags\":{\"s\":\"%d\"}}",
+                                  first ? "" : ",", g_metric[m], p->ts, p->f, s);
+            first = 0;
+        }
+    }
+    oct_strbuf_puts(&sb, "]");
+    return sb.ptr;
+}
+
+static void put(tu_tsd_t *t, unsigned *seed, int m, int h0, int h1, int per_hour)
+{
+    for (int s = 0; s < NSER; s++) {
+        char *body = gen(seed, m, s, h0, h1, per_hour);
+        char *r = ac_req_ok(t, "POST", "/api/put", body, 204);
+        free(r);
+        free(body);
+    }
+}
+
+/* The model's answer per bucket of iv_s seconds in [lo, hi) into ts/v;
+ * returns the count of buckets with points. */
+static int model(int m, int s, const char *agg, long long iv_s, long long lo, long long hi,
+                 long long *ts, double *v)
+{
+    int n = 0;
+    for (long long b = lo; b < hi; b += iv_s) {
+        double sum = 0, mn = INFINITY, mx = -INFINITY;
+        long long cnt = 0;
+        for (int i = 0; i < g_n[m][s]; i++) {
+            const pt_t *p = &g_p[m][s][i];
+            if (p->ts < b || p->ts >= b + iv_s) continue;
+            sum += pv(p);
+            cnt++;
+            mn = fmin(mn, pv(p));
+            mx = fmax(mx, pv(p));
+        }
+        if (!cnt) continue;
+        ts[n] = b;
+        v[n++] = !strcmp(agg, "sum")     ? sum
+                 : !strcmp(agg, "count") ? (double)cnt
+                 : !strcmp(agg, "min")   ? mn
+                 : !strcmp(agg, "max")   ? mx
+                                         : sum / (double)cnt;
+    }
+    return n;
+}
+
+/* GET /api/query of m=sum:<ds>-<agg>:rollup_nofallback:<metric>{s=<s>}
+ * over [lo, hi) must equal the model (sum, count, min, max exactly; avg to
+ * 1e-12 relative); no series at all when the model has no bucket. */
+static void expect(tu_tsd_t *t, const char *what, int m, int s, const char *ds, long long iv_s,
+                   const char *agg, long long lo, long long hi)
+{
+    static long long ts[DAYS * 24 + 1];
+    static double v[DAYS * 24 + 1];
+    int n = model(m, s, agg, iv_s, lo, hi, ts, v);
+    char target[512];
+    snprintf(target, sizeof target,
+             "/api/query?start=%lld&end=%lld&m=sum:%s-%s:rollup_nofallback:%s%%7Bs=%d%%7D", lo,
+             hi - 1, ds, agg, g_metric[m], s);
+    char *r = ac_req_ok(t, "GET", target, NULL, 200);
+    json_arena_t a = JSON_ARENA_INIT;
+    json_value_t *jv;
+    oct_errbuf_t eb;
+    if (json_parse(&a, r, strlen(r), JSON_ALLOW_NONFINITE, &jv, &eb) || jv->type != JSON_ARRAY)
+        fail_msg("%s: not a JSON array: %s", what, r);
+    if (n == 0) {
+        if (jv->n != 0) fail_msg("%s %s: want no series, got %s", what, target, r);
+    } else {
+        if (jv->n != 1) fail_msg("%s %s: want one series, got %s", what, target, r);
+        const json_value_t *dps = json_obj_get(jv->child, "dps");
+        if (!dps || (int)dps->n != n) fail_msg("%s %s: want %d points, got %s", what, target, n, r);
+        int i = 0;
+        for (const json_value_t *d = dps->child; d; d = d->next, i++) {
+            double got;
+            long long tts = strtoll(d->key, NULL, 10);
+            if (json_number_double(d, &got)) fail_msg("%s: not a number in %s", what, r);
+            double tol = strcmp(agg, "avg") ? 0 : 1e-12 * (fabs(v[i]) > 1 ? fabs(v[i]) : 1);
+            if (tts != ts[i] || fabs(got - v[i]) > tol)
+                fail_msg("%s %s: point %d: got %lld=%.17g, want %lld=%.17g", what, target, i, tts,
+                         got, ts[i], v[i]);
+        }
+    }
+    json_arena_free(&a);
+    free(r);
+}
+
+/* Every table the TSD computes, every aggregator, every series of m. */
+static void check_all(tu_tsd_t *t, const char *what, int m, long long lo, long long hi)
+{
+    static const char *const aggs[] = {"sum", "count", "min", "max", "avg"};
+    static const struct {
+        const char *ds;
+        long long s;
+    } ivs[] = {{"1h", 3600}, {"6h", 21600}, {"12h", 43200}, {"1d", 86400}};
+    for (int s = 0; s < NSER; s++)
+        for (size_t i = 0; i < sizeof ivs / sizeof ivs[0]; i++)
+            for (int a = 0; a < 5; a++)
+                expect(t, what, m, s, ivs[i].ds, ivs[i].s, aggs[a], lo, hi);
+}
+
+static void long_intervals(void **state)
+{
+    (void)state;
+    tu_tsd_t t;
+    memset(&t, 0, sizeof t);
+    memset(g_n, 0, sizeof g_n);
+    unsigned seed = 4242;
+    assert_int_equal(tu_tsd_start(&t, g_auto_args), 0);
+    /* days 0 and 1, flushed and rolled up by a clean stop */
+    put(&t, &seed, 0, 0, 48, 8);
+    assert_int_equal(tu_tsd_stop(&t), 0);
+    assert_int_equal(tu_tsd_start(&t, g_auto_args), 0);
+    check_all(&t, "days 0-1", 0, T0, T0 + 86400LL * DAYS);
+    /* day 2 and late points into days 0 and 1, then kill -9 while a
+     * forced flush writes them and their rollups: the replay recomputes */
+    put(&t, &seed, 0, 0, 72, 4);
+    int fd = tu_connect(t.port);
+    assert_true(fd >= 0);
+    static const char req[] = "POST /api/octsdb/flush HTTP/1.1\r\nHost: x\r\n"
+                              "Content-Length: 0\r\n\r\n";
+    assert_int_equal(tu_send_all(fd, req, sizeof req - 1), 0);
+    usleep((useconds_t)(1000 + rand_r(&seed) % 20000));
+    tu_tsd_kill(&t);
+    close(fd);
+    assert_int_equal(tu_tsd_start(&t, g_auto_args), 0);
+    assert_int_equal(tu_tsd_stop(&t), 0);
+    assert_int_equal(tu_tsd_start(&t, g_auto_args), 0);
+    check_all(&t, "after kill -9 and replay", 0, T0, T0 + 86400LL * DAYS);
+    /* a range within a day: the 1d cell is read for the whole day, so only
+     * a query on period boundaries is compared; here one day alone */
+    check_all(&t, "day 1 alone", 0, T0 + 86400, T0 + 2 * 86400);
+    tu_tsd_destroy(&t);
+}
+
+/* Runs `octsdb rollup --backfill` with args; returns its status, stdout in *out. */
+static int backfill(tu_tsd_t *t, const char *const *extra, char **out)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "--datadir=%s", t->dir);
+    const char *argv[24] = {"rollup", "--backfill", dir};
+    int n = 3;
+    for (int i = 0; extra && extra[i]; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    return tu_run_octsdb(out, argv);
+}
+
+static void backfill_cmd(void **state)
+{
+    (void)state;
+    tu_tsd_t t;
+    memset(&t, 0, sizeof t);
+    memset(g_n, 0, sizeof g_n);
+    unsigned seed = 777;
+    /* raw data of two metrics over two days with auto off: no rollups */
+    assert_int_equal(tu_tsd_start(&t, g_plain_args), 0);
+    put(&t, &seed, 0, 0, 48, 6);
+    put(&t, &seed, 1, 0, 48, 3);
+    assert_int_equal(tu_tsd_stop(&t), 0);
+    char *out = NULL;
+    /* the stopped data dir without auto rollups configured: refused */
+    static const char *const no_auto[] = {"--set=tsd.rollups.enable=true",
+                                          "--set=tsd.rollups.config=" CONF, NULL};
+    assert_int_equal(backfill(&t, no_auto, &out), 3);
+    free(out);
+    assert_int_equal(tu_tsd_start(&t, g_auto_args), 0);
+    long long lo = T0, hi = T0 + 2 * 86400LL;
+    char *r = ac_req_ok(&t, "GET",
+                        "/api/query?start=1356998400&end=1357171199&m=sum:1h-sum:rollup_"
+                        "nofallback:x.r",
+                        NULL, 200);
+    assert_string_equal(r, "[]");
+    free(r);
+    /* beside the running TSD: metric x.r, a range inside day 0 (widened to
+     * the whole day) */
+    static const char *const part[] = {"--metric=x.r", "--start=1357002000", "--end=1357005599",
+                                       NULL};
+    assert_int_equal(backfill(&t, part, &out), 0);
+    if (!strstr(out, "Backfilled 3 series, 72 series-hours, "))
+        fail_msg("partial backfill printed: %s", out);
+    free(out);
+    check_all(&t, "partial: day 0", 0, lo, lo + 86400);
+    r = ac_req_ok(&t, "GET",
+                  "/api/query?start=1357084800&end=1357171199&m=sum:1h-sum:rollup_nofallback:x.r",
+                  NULL, 200);
+    assert_string_equal(r, "[]"); /* day 1 untouched */
+    free(r);
+    r = ac_req_ok(&t, "GET",
+                  "/api/query?start=1356998400&end=1357171199&m=sum:1h-sum:rollup_nofallback:x.o",
+                  NULL, 200);
+    assert_string_equal(r, "[]"); /* the other metric untouched */
+    free(r);
+    static const char *const unknown[] = {"--metric=no.such", NULL};
+    assert_int_equal(backfill(&t, unknown, &out), 1);
+    free(out);
+    /* everything, twice: the same cells */
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(backfill(&t, NULL, &out), 0);
+        if (!strstr(out, "Backfilled 6 series, 288 series-hours, "))
+            fail_msg("full backfill printed: %s", out);
+        free(out);
+        check_all(&t, k ? "live, second run" : "live", 0, lo, hi);
+        check_all(&t, k ? "live, second run" : "live", 1, lo, hi);
+    }
+    assert_int_equal(tu_tsd_stop(&t), 0);
+    /* on the stopped data dir: again the same */
+    static const char *const stopped[] = {"--set=tsd.rollups.enable=true",
+                                          "--set=tsd.rollups.auto=true",
+                                          "--set=tsd.rollups.config=" CONF, "--quiet", NULL};
+    assert_int_equal(backfill(&t, stopped, &out), 0);
+    if (!strstr(out, "Backfilled 6 series, 288 series-hours, "))
+        fail_msg("stopped backfill printed: %s", out);
+    free(out);
+    assert_int_equal(tu_tsd_start(&t, g_auto_args), 0);
+    check_all(&t, "stopped", 0, lo, hi);
+    check_all(&t, "stopped", 1, lo, hi);
+    tu_tsd_destroy(&t);
+}
+
+/* A client's rollup written again with a value of another width (1-byte
+ * int, 2-byte int, float32, float64, back to 1 byte) is one value, the
+ * last, never two cells added up by the reader. */
+static void one_value_per_slot(void **state)
+{
+    (void)state;
+    tu_tsd_t t;
+    memset(&t, 0, sizeof t);
+    assert_int_equal(tu_tsd_start(&t, g_plain_args), 0);
+    static const char *const vals[] = {"5", "300", "2.5", "0.1", "7"};
+    static const char *const want[] = {"5", "300", "2.5", "0.1", "7"};
+    for (int i = 0; i < 5; i++) {
+        char body[256], exp[128];
+        snprintf(body, sizeof body,
+                 "{\"metric\":\"w.r\",\"timestamp\":1357016400,\"value\":%s,"
+                 "\"tags\":{\"h\":\"a\"},\"interval\":\"1h\",\"aggregator\":\"sum\"}",
+                 vals[i]);
+        char *r = ac_req_ok(&t, "POST", "/api/rollup", body, 204);
+        free(r);
+        r = ac_req_ok(&t, "GET",
+                      "/api/query?start=1357016400&end=1357019999&m=sum:1h-sum:rollup_"
+                      "nofallback:w.r",
+                      NULL, 200);
+        snprintf(exp, sizeof exp, "\"dps\":{\"1357016400\":%s", want[i]);
+        if (!strstr(r, exp)) fail_msg("after writing %s: %s", vals[i], r);
+        free(r);
+    }
+    tu_tsd_destroy(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(long_intervals),
+        cmocka_unit_test(backfill_cmd),
+        cmocka_unit_test(one_value_per_slot),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
