@@ -144,6 +144,22 @@ void cli_progress_update(cli_progress_t *p, uint64_t done_bytes, uint64_t count,
 /* Ends the line (if one was drawn), before other stderr output or the end. */
 void cli_progress_break(cli_progress_t *p);
 
+/* Work that reports nothing until it ends (a store compaction, a UID table
+ * check, a request to the TSD): an indeterminate spinner with the elapsed
+ * time, "compact: working /, 0:00:03 elapsed", redrawn by a thread of its
+ * own 4 times a second, drawn at once (so even short work shows one frame),
+ * and on stop replaced by "compact: done in 0:00:03". Same conditions as
+ * the progress line (stderr a terminal, not quiet). Start returns NULL when
+ * nothing is drawn (all the functions take NULL). While the work runs,
+ * output to the terminal goes between cli_spinner_hold (clears the line and
+ * stops redraws) and cli_spinner_release. */
+typedef struct cli_spinner cli_spinner_t;
+cli_spinner_t *cli_spinner_start(const char *what, int quiet);
+void cli_spinner_hold(cli_spinner_t *s);
+void cli_spinner_release(cli_spinner_t *s);
+/* Ends the thread and the line; frees s. ok = 0 prints "failed after". */
+void cli_spinner_stop(cli_spinner_t *s, int ok);
+
 /* ---- working through the running TSD that holds the data dir (live.c,
  * docs/cli-live.md) ---- */
 

@@ -14,6 +14,7 @@
  * Exit status 0, 2 usage, 3 storage error. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli_int.h"
 #include "common/json.h"
@@ -22,12 +23,14 @@
 
 static void compact_usage(FILE *f)
 {
-    fprintf(f, "usage: octsdb compact [flags]\n"
+    fprintf(f, "usage: octsdb compact [--quiet] [flags]\n"
                "Compacts the data dir fully (as a major compaction of HBase's tables): flushes\n"
                "the write-ahead log, then rewrites the store's files so that overwritten and\n"
                "deleted cells free their space and every table is in its most compact form.\n"
                "Beside a running TSD, the TSD does it while it keeps serving. Prints the\n"
-               "tables' bytes on disk before and after.\n"
+               "tables' bytes on disk before and after. On a terminal, stderr shows a spinner\n"
+               "with the elapsed time while it works and the time it took at the end.\n"
+               "\n  --quiet   no spinner\n"
                "\nExit status: 0 done, 2 usage, 3 storage error.\n");
     cli_print_common_flags(f);
 }
@@ -71,8 +74,9 @@ int cli_cmd_compact(int argc, char **argv)
     oct_config_t *cfg;
     int rc = cli_config("compact", &argc, argv, &cfg);
     if (rc) return rc;
-    if (argc > 1) {
-        fprintf(stderr, "octsdb compact: unexpected argument '%s'\n", argv[1]);
+    int quiet = argc > 1 && !strcmp(argv[1], "--quiet");
+    if (argc > 1 + quiet) {
+        fprintf(stderr, "octsdb compact: unexpected argument '%s'\n", argv[1 + quiet]);
         compact_usage(stderr);
         oct_config_free(cfg);
         return CLI_EXIT_USAGE;
@@ -85,9 +89,11 @@ int cli_cmd_compact(int argc, char **argv)
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
     uint64_t before = 0, after = 0;
+    cli_spinner_t *spin = cli_spinner_start("compact", quiet);
     if (live) {
         rc = compact_live(live, &before, &after, &eb);
         cli_live_close(live);
+        cli_spinner_stop(spin, rc == 0);
         if (rc) {
             fprintf(stderr, "octsdb compact: %s\n", eb.msg);
             return CLI_EXIT_STORAGE;
@@ -101,6 +107,7 @@ int cli_cmd_compact(int argc, char **argv)
         (rc = tsdb_compact(db, &eb)) == 0)
         rc = tsdb_disk_usage(db, &after, &eb);
     tsdb_close(db);
+    cli_spinner_stop(spin, rc == 0);
     if (rc) {
         fprintf(stderr, "octsdb compact: %s\n", eb.msg[0] ? eb.msg : oct_strerror(rc));
         return CLI_EXIT_STORAGE;

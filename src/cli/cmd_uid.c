@@ -26,7 +26,8 @@ static void uid_usage(FILE *f)
                "  assign <kind> <name> [names]: Assign an ID for the given name(s).\n"
                "  rename <kind> <name> <newname>: Renames this UID.\n"
                "  delete <kind> <name>: Deletes this UID.\n"
-               "  fsck [fix] [delete_unknown]: Checks the consistency of UIDs.\n"
+               "  fsck [fix] [delete_unknown] [--quiet]: Checks the consistency of UIDs (a\n"
+               "    spinner with the elapsed time on a terminal's stderr, unless --quiet).\n"
                "        fix            - Fix errors. By default errors are only reported.\n"
                "        delete_unknown - Remove columns with unknown qualifiers.\n"
                "                         The \"fix\" flag must be supplied as well.\n"
@@ -244,18 +245,23 @@ static int uid_lookup(uid_registry_t *r, int argc, char **argv)
     return found ? CLI_EXIT_OK : CLI_EXIT_NOTFOUND;
 }
 
+/* ctx: the spinner (or NULL), cleared from the terminal around the line. */
 static void uid_fsck_print(void *ctx, codec_uid_kind_t kind, uid_fsck_problem_t p, const char *msg)
 {
-    (void)ctx;
+    cli_spinner_hold(ctx);
     printf("%s: %s: %s\n", kind < CODEC_UID_N_KINDS ? uid_kind_name(kind) : "(unknown kind)",
            uid_fsck_problem_name(p), msg);
+    cli_spinner_release(ctx);
 }
 
-static int uid_fsck_args(int argc, char **argv, uid_fsck_opts_t *o)
+static int uid_fsck_args(int argc, char **argv, uid_fsck_opts_t *o, int *quiet)
 {
+    *quiet = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "fix"))
             o->fix = 1;
+        else if (!strcmp(argv[i], "--quiet"))
+            *quiet = 1;
         else if (!strcmp(argv[i], "delete_unknown"))
             o->delete_unknown = 1;
         else {
@@ -289,11 +295,14 @@ static int uid_fsck_summary(const uid_fsck_stats_t *stp, const uid_fsck_opts_t *
 static int uid_fsck_cmd(uid_registry_t *r, int argc, char **argv)
 {
     uid_fsck_opts_t o = {0};
-    if (uid_fsck_args(argc, argv, &o)) return CLI_EXIT_USAGE;
+    int quiet;
+    if (uid_fsck_args(argc, argv, &o, &quiet)) return CLI_EXIT_USAGE;
     uid_fsck_stats_t st;
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
-    int rc = uid_fsck(r, &o, uid_fsck_print, NULL, &st, &eb);
+    cli_spinner_t *spin = cli_spinner_start("uid fsck", quiet);
+    int rc = uid_fsck(r, &o, uid_fsck_print, spin, &st, &eb);
+    cli_spinner_stop(spin, rc == 0);
     if (rc) return uid_report("fsck", rc, &eb);
     return uid_fsck_summary(&st, &o);
 }
@@ -466,14 +475,17 @@ static uint64_t uid_live_u64(const json_value_t *v)
 static int uid_live_fsck(cli_live_t *l, int argc, char **argv)
 {
     uid_fsck_opts_t o = {0};
-    if (uid_fsck_args(argc, argv, &o)) return CLI_EXIT_USAGE;
+    int quiet;
+    if (uid_fsck_args(argc, argv, &o, &quiet)) return CLI_EXIT_USAGE;
     char target[64];
     snprintf(target, sizeof target, "/api/octsdb/uid/fsck%s%s", o.fix ? "?fix" : "",
              o.delete_unknown ? (o.fix ? "&delete_unknown" : "?delete_unknown") : "");
     oct_strbuf_t resp = OCT_STRBUF_INIT;
     oct_errbuf_t eb;
     oct_errbuf_clear(&eb);
+    cli_spinner_t *spin = cli_spinner_start("uid fsck", quiet);
     int st = cli_live_http(l, "POST", target, NULL, 0, &resp, &eb);
+    cli_spinner_stop(spin, st == 200);
     json_arena_t a = JSON_ARENA_INIT;
     json_value_t *v = NULL;
     int status;

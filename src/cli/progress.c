@@ -1,9 +1,13 @@
-/* progress.c -- the progress line of long commands (cli_int.h). A few lines
- * of our own rather than a library: one line on stderr rewritten with \r,
- * at most a few times a second, only when stderr is a terminal. */
+/* progress.c -- the progress line of long commands and the spinner of work
+ * that reports nothing until it ends (cli_int.h). A few lines of our own
+ * rather than a library: one line on stderr rewritten with \r, at most a
+ * few times a second, only when stderr is a terminal. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli_int.h"
@@ -74,4 +78,107 @@ void cli_progress_break(cli_progress_t *p)
 {
     if (p->on && p->drawn) fputc('\n', stderr);
     p->drawn = 0;
+}
+
+/* ---- the spinner ---- */
+
+struct cli_spinner {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const char *what;
+    double t0;
+    int stop, held;
+    unsigned frame;
+};
+
+static void spinner_elapsed(double dt, char *buf, size_t cap)
+{
+    unsigned s = (unsigned)dt;
+    snprintf(buf, cap, "%u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
+}
+
+/* Under s->mu. */
+static void spinner_draw(struct cli_spinner *s)
+{
+    static const char frames[] = "|/-\\";
+    char el[32];
+    spinner_elapsed(progress_now() - s->t0, el, sizeof el);
+    fprintf(stderr, "\r%s: working %c, %s elapsed\033[K", s->what, frames[s->frame++ % 4], el);
+    fflush(stderr);
+}
+
+static void *spinner_main(void *arg)
+{
+    struct cli_spinner *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)(PROGRESS_PERIOD_S * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        if (!s->stop && !s->held) spinner_draw(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+cli_spinner_t *cli_spinner_start(const char *what, int quiet)
+{
+    if (quiet || !isatty(2)) return NULL;
+    struct cli_spinner *s = calloc(1, sizeof *s);
+    if (!s) return NULL; /* no spinner is no error */
+    s->what = what;
+    s->t0 = progress_now();
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    spinner_draw(s);
+    if (pthread_create(&s->thread, NULL, spinner_main, s)) {
+        fputs("\r\033[K", stderr);
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void cli_spinner_hold(cli_spinner_t *s)
+{
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    s->held = 1;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void cli_spinner_release(cli_spinner_t *s)
+{
+    if (!s) return;
+    fflush(stdout);
+    pthread_mutex_lock(&s->mu);
+    s->held = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void cli_spinner_stop(cli_spinner_t *s, int ok)
+{
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+    char el[32];
+    spinner_elapsed(progress_now() - s->t0, el, sizeof el);
+    fprintf(stderr, "\r%s: %s %s\033[K\n", s->what, ok ? "done in" : "failed after", el);
+    fflush(stderr);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
 }

@@ -711,9 +711,14 @@ static uint8_t *http_body_buf(struct MHD_Connection *conn, size_t need, size_t *
     return malloc(need);
 }
 
+/* The connection whose request line this polling thread saw last, until
+ * that request completes or the connection closes: the one libmicrohttpd's
+ * log message about a bad Content-Length is about (see http_refuse_length). */
+static _Thread_local struct MHD_Connection *http_tl_conn;
+
 static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    (void)conn;
+    http_tl_conn = conn;
     return http_req_new(cls, uri);
 }
 
@@ -723,6 +728,7 @@ static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cl
     (void)toe;
     tsd_http_t *srv = cls;
     http_req_t *r = *con_cls;
+    if (http_tl_conn == conn) http_tl_conn = NULL;
     if (!r) return;
     if (r->in_flight) atomic_fetch_sub(&srv->in_flight, 1);
     free(r->query);
@@ -741,11 +747,11 @@ static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                              enum MHD_ConnectionNotificationCode toe)
 {
-    (void)conn;
     tsd_http_t *srv = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         *socket_context = calloc(1, sizeof(http_conn_t)); /* NULL: no reuse, no harm */
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (http_tl_conn == conn) http_tl_conn = NULL;
         http_conn_t *hc = *socket_context;
         if (hc) free(hc->buf);
         free(hc);
@@ -754,10 +760,30 @@ static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **sock
     }
 }
 
+static int http_length_status(const char *v, const char *ve);
+static void http_refuse_length(int fd, int bad);
+
+/* A later request's bad Content-Length (see http_refuse_length): answered
+ * here, once, when our own parse of the header agrees. */
+static void http_mhd_log_length(void)
+{
+    struct MHD_Connection *conn = http_tl_conn;
+    const char *v =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    int bad = v ? http_length_status(v, v + strlen(v)) : 0;
+    const union MHD_ConnectionInfo *ci =
+        bad ? MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
+    if (!ci) return;
+    http_tl_conn = NULL;
+    http_refuse_length(ci->connect_fd, bad);
+    shutdown(ci->connect_fd, SHUT_WR);
+}
+
 __attribute__((format(printf, 2, 0))) static void http_mhd_log(void *cls, const char *fmt,
                                                                va_list ap)
 {
     (void)cls;
+    if (http_tl_conn && strstr(fmt, "Content-Length")) http_mhd_log_length();
     oct_vlog(OCT_LOG_DEBUG, "http", fmt, ap);
 }
 
@@ -932,11 +958,40 @@ int http_server_start(tsd_ctx_t *tsd, int n_threads, tsd_http_t **out, oct_errbu
  * (parse_connection_headers queues the error and sets HEADERS_SENDING; the
  * caller overwrites that with HEADERS_PROCESSED, which leads to
  * FOOTERS_RECEIVED and build_header_response again): the client gets the
- * status line and headers twice. So the first request of a connection is
- * checked here, on the bytes already received (MSG_PEEK), and such a request
- * is answered with OpenTSDB's error object and closed before libmicrohttpd
- * sees it. Returns 400, 413, or 0 (fine, or the header block is not all
- * here yet: libmicrohttpd judges it). */
+ * status line and headers twice. Two guards give the client one answer in
+ * OpenTSDB's shape and close the connection instead:
+ *  - the first request of a connection is checked at hand-over, on the bytes
+ *    already received (MSG_PEEK), and answered and closed before
+ *    libmicrohttpd sees it (http_server_add);
+ *  - a later request on a kept-alive connection is read by libmicrohttpd
+ *    itself, so the hook is its log message about the header, which it
+ *    writes (on the polling thread of that connection) just before queuing
+ *    its error: the connection whose request line this thread saw last
+ *    (http_tl_conn) is checked with our own parse of its Content-Length,
+ *    answered, and its sending side shut, so libmicrohttpd's own answer
+ *    fails to send and it closes the connection (http_mhd_log). */
+
+/* 400 for a Content-Length value that is not a decimal number, 413 for one
+ * over 64 bits, 0 for a good one. [v, ve): the value, spaces included. */
+static int http_length_status(const char *v, const char *ve)
+{
+    while (v < ve && (*v == ' ' || *v == '\t'))
+        v++;
+    while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+        ve--;
+    if (v == ve) return 400;
+    unsigned long long x = 0;
+    for (const char *q = v; q < ve; q++) {
+        if (*q < '0' || *q > '9') return 400;
+        unsigned d = (unsigned)(*q - '0');
+        if (x > (ULLONG_MAX - d) / 10) return 413;
+        x = x * 10 + d;
+    }
+    return 0;
+}
+
+/* The header block at p (n bytes received so far): 400, 413, or 0 (fine,
+ * or the header block is not all here yet: libmicrohttpd judges it). */
 static int http_precheck_length(const char *p, size_t n)
 {
     const char *end = NULL;
@@ -954,35 +1009,29 @@ static int http_precheck_length(const char *p, size_t n)
         if (ll && line[ll - 1] == '\r') ll--;
         static const char name[] = "content-length:";
         if (ll >= sizeof name - 1 && !strncasecmp(line, name, sizeof name - 1)) {
-            const char *v = line + sizeof name - 1, *ve = line + ll;
-            while (v < ve && (*v == ' ' || *v == '\t'))
-                v++;
-            if (v == ve) return 400;
-            unsigned long long x = 0;
-            for (const char *q = v; q < ve; q++) {
-                if (*q < '0' || *q > '9') return 400;
-                unsigned d = (unsigned)(*q - '0');
-                if (x > (ULLONG_MAX - d) / 10) return 413;
-                x = x * 10 + d;
-            }
+            int bad = http_length_status(line + sizeof name - 1, line + ll);
+            if (bad) return bad;
         }
         l = nl;
     }
     return 0;
 }
 
-/* Sends OpenTSDB's error object with Connection: close (best effort: the
- * socket is non-blocking and the answer small). */
-static void http_send_raw_error(int fd, int status, const char *msg, const char *details)
+/* Sends OpenTSDB's error object for a bad Content-Length (bad: 400 or 413)
+ * with Connection: close (best effort: the socket is non-blocking and the
+ * answer small). */
+static void http_refuse_length(int fd, int bad)
 {
     http_response_t resp;
     http_response_init(&resp);
-    http_error(&resp, status, msg, details);
+    http_error(&resp, bad, bad == 413 ? "Request body too large" : "Bad Request",
+               bad == 413 ? "The Content-Length header is too large"
+                          : "The Content-Length header is not a number");
     char head[256];
     int hl = snprintf(head, sizeof head,
                       "HTTP/1.1 %d %s\r\nContent-Type: " HTTP_JSON_TYPE
                       "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                      status, status == 413 ? "Payload Too Large" : "Bad Request", resp.body.len);
+                      bad, bad == 413 ? "Payload Too Large" : "Bad Request", resp.body.len);
     struct iovec iov[2] = {{head, (size_t)hl}, {resp.body.ptr, resp.body.len}};
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
     ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -996,9 +1045,7 @@ int http_server_add(tsd_http_t *h, int fd, const struct sockaddr *addr, socklen_
     ssize_t got = recv(fd, peek, sizeof peek, MSG_PEEK | MSG_DONTWAIT);
     int bad = got > 0 ? http_precheck_length(peek, (size_t)got) : 0;
     if (bad) {
-        http_send_raw_error(fd, bad, bad == 413 ? "Request body too large" : "Bad Request",
-                            bad == 413 ? "The Content-Length header is too large"
-                                       : "The Content-Length header is not a number");
+        http_refuse_length(fd, bad);
         /* The unread request would turn close() into a reset that can
          * overtake the answer: say we are done, drain briefly, then close. */
         shutdown(fd, SHUT_WR);

@@ -4,7 +4,8 @@
  * here) with the point count the test wrote, and an ETA; with --quiet, or
  * when stderr is a pipe, there is none; reading stdin (no total) it shows
  * count and rate only, as fsck and scan do (rows, counted here by hand);
- * copy draws cells and rate. */
+ * copy draws cells and rate; compact and uid fsck, which report nothing
+ * until they end, a spinner with the elapsed time, also through a TSD. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -302,6 +303,93 @@ static void copy_on_a_terminal(void **state)
     tu_rmrf(copy_dir);
 }
 
+/* The spinner's lines: "<what>: working <c>, H:MM:SS elapsed" drawn at
+ * least once, and the last thing on the line "<what>: done in H:MM:SS". */
+static void check_spinner(const char *out, const char *what)
+{
+    char want[64];
+    snprintf(want, sizeof want, "%s: working ", what);
+    const char *w = strstr(out, want);
+    if (!w) fail_msg("%s: no spinner in <%s>", what, out);
+    unsigned h, m, sec;
+    char c;
+    if (sscanf(w + strlen(want), "%c, %u:%u:%u elapsed", &c, &h, &m, &sec) != 4 ||
+        !strchr("|/-\\", c))
+        fail_msg("%s: spinner line <%.60s>", what, w);
+    snprintf(want, sizeof want, "%s: done in ", what);
+    const char *d = strstr(out, want);
+    if (!d || d < w) fail_msg("%s: no final line in <%s>", what, out);
+    if (sscanf(d + strlen(want), "%u:%u:%u", &h, &m, &sec) != 3) fail_msg("%s: <%.60s>", what, d);
+    assert_true(h == 0 && m < 5); /* a data dir of a few MiB */
+}
+
+/* The report of `uid fsck` on the data the import made: one metric, one
+ * tag key, 7 tag values, a forward and a reverse cell each, and the three
+ * kinds' counters: 2 * 9 + 3 cells. */
+static const char want_ufsck[] = "21 KVs analyzed\nNo errors found.\n";
+
+/* compact and uid fsck report nothing until they end: a spinner with the
+ * elapsed time on a terminal, the same report on stdout, none piped or
+ * with --quiet; and the same through a running TSD that holds the dir. */
+static void compact_and_uid_fsck_spin(void **state)
+{
+    (void)state;
+    char *out, *err, outfile[4400];
+    snprintf(outfile, sizeof outfile, "%s.out", g_dir);
+    const char *compact[] = {"compact", g_flag, NULL, NULL};
+    const char *ufsck[] = {"uid", g_flag, "fsck", NULL, NULL};
+    const char *const *cmds[] = {compact, ufsck};
+    const char *whats[] = {"compact", "uid fsck"};
+    for (int live = 0; live < 2; live++) {
+        tu_tsd_t tsd = {0};
+        if (live) {
+            tsd.dir = strdup(g_dir);
+            assert_int_equal(tu_tsd_start(&tsd, NULL), 0);
+        }
+        for (int c = 0; c < 2; c++) {
+            assert_int_equal(run_pty(cmds[c], NULL, outfile, &out), 0);
+            check_spinner(out, whats[c]);
+            if (live && !strstr(out, "working through it")) fail_msg("not live: <%s>", out);
+            free(out);
+            char *file = slurp(outfile);
+            if (c == 0) {
+                unsigned long long before, after;
+                if (sscanf(file, "Table bytes before: %llu\nTable bytes after: %llu\n", &before,
+                           &after) != 2 ||
+                    before == 0 || after == 0)
+                    fail_msg("compact printed <%s>", file);
+            } else {
+                assert_string_equal(file, want_ufsck);
+            }
+            free(file);
+        }
+        /* --quiet on the terminal, and stderr a pipe: no spinner */
+        compact[2] = ufsck[3] = "--quiet";
+        for (int c = 0; c < 2; c++) {
+            assert_int_equal(run_pty(cmds[c], NULL, outfile, &out), 0);
+            if (strstr(out, ": working ") || strstr(out, "done in")) fail_msg("--quiet: <%s>", out);
+            free(out);
+        }
+        compact[2] = ufsck[3] = NULL;
+        for (int c = 0; c < 2; c++) {
+            assert_int_equal(run_piped(cmds[c], &out, &err), 0);
+            if (live)
+                assert_non_null(strstr(err, "working through it"));
+            else
+                assert_string_equal(err, "");
+            if (strstr(err, ": working ") || strstr(err, "done in")) fail_msg("piped: <%s>", err);
+            if (c == 1) assert_string_equal(out, want_ufsck);
+            free(out);
+            free(err);
+        }
+        if (live) {
+            assert_int_equal(tu_tsd_stop(&tsd), 0);
+            free(tsd.dir);
+        }
+    }
+    unlink(outfile);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +398,7 @@ int main(void)
         cmocka_unit_test(import_from_stdin_has_no_total),
         cmocka_unit_test(fsck_and_scan_on_a_terminal),
         cmocka_unit_test(copy_on_a_terminal),
+        cmocka_unit_test(compact_and_uid_fsck_spin),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
