@@ -174,6 +174,9 @@ const oct_config__key_t oct_config__keys[] = {
      * answered by every TSD's queries within this bound (ms): each TSD writes what it accepted
      * to the store every half of it and learns new series as often (docs/scale-out.md). */
     INT("tsd.storage.shared.visibility_ms", "500", 2, 3600000),
+    /* octsdb's own: on a shared store, how long after a series-hour ended and was last written
+     * any TSD compacts the writer cells left in it (docs/format/layout.md, "Open rows"). */
+    INT("tsd.storage.shared.sweep_delay_ms", "300000", 1000, 86400000),
     /* octsdb's own: longest time (ms) a put waits in memory before the WAL thread write(2)s
      * it: the kill -9 exposure of telnet puts. 10 ms costs ~100 syscalls/s. */
     INT("tsd.storage.wal.flush_interval_ms", "10", 1, 60000),

@@ -176,10 +176,10 @@ static int shared_prepare_open(tsdb_writer_t *w, tw_job_t *j, oct_errbuf_t *eb)
  * cell read still as read (the compacted one absent if none was read) ->
  * delete them, put the merged block as 4F 00 00. A racing compaction or
  * rewrite fails the comparison: read again. Sets j->rc. */
-static void shared_compact(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_errbuf_t *eb)
+static void shared_compact(tsdb_writer_t *w, tw_job_t *j, const uint8_t *tsuid, size_t tsuid_len,
+                           uint64_t *conflicts, oct_errbuf_t *eb)
 {
-    int r = codec_rowkey_from_tsuid(&w->rk, j->s->tsuid, j->s->tsuid_len, j->base_s, j->key,
-                                    sizeof j->key, eb);
+    int r = codec_rowkey_from_tsuid(&w->rk, tsuid, tsuid_len, j->base_s, j->key, sizeof j->key, eb);
     if (r < 0) {
         j->rc = r;
         return;
@@ -242,6 +242,20 @@ static void shared_compact(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, o
         rc = oct_err(eb, OCT_EIO, "compacting a row of hour %lld kept racing other writers",
                      (long long)j->base_s);
     j->rc = rc < 0 ? rc : 0;
+}
+
+int tw_shared_compact_row(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int64_t base_s,
+                          oct_errbuf_t *eb)
+{
+    tw_job_t *j = xcalloc(1, sizeof *j);
+    j->base_s = base_s; /* and no points of its own */
+    uint64_t conflicts = 0;
+    shared_compact(w, j, tsuid, len, &conflicts, eb);
+    int rc = j->rc;
+    free(j->val);
+    free(j);
+    if (conflicts) atomic_fetch_add(&w->duplicates, conflicts);
+    return rc;
 }
 
 /* Prepares the store ops of one job (reading the row when needed). */
@@ -319,6 +333,12 @@ out:
     return rc;
 }
 
+/* 1 when the job's hour has ended by the clock reading now (ms). */
+static int job_ended(const tw_job_t *j, int64_t now)
+{
+    return now >= (j->base_s + CODEC_ROWKEY_SPAN_S) * 1000;
+}
+
 /* Puts the points of a failed flush back into the head (cur is newer). */
 static void bucket_restore(tsdb_writer_t *w, tw_bucket_t *b)
 {
@@ -357,11 +377,23 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
     uint64_t conflicts = 0;
     size_t nops = 0;
     size_t plen = codec_rowkey_partition_prefix_len(&w->rk);
+    /* shared: the open-rows registry (docs/format/layout.md, "Open rows")
+     * names every row this writer is about to write its first cell to, and
+     * every row of an hour that has ended, before the write */
+    int64_t now = w->shared ? oct_clock_wall_ms() : 0;
+    tw_mark_t *marks = w->shared ? xmalloc(ps->n * sizeof *marks) : NULL;
+    size_t nmarks = 0;
+    for (size_t i = 0; w->shared && i < ps->n; i++) {
+        tw_job_t *j = &ps->jobs[i];
+        if (!j->final && (j->wseq == 0 || job_ended(j, now)))
+            marks[nmarks++] = (tw_mark_t){j->s->tsuid, j->s->tsuid_len, j->base_s};
+    }
+    if (nmarks) wrc = tw_shared_mark(w, marks, nmarks, 0, now, eb);
     for (size_t i = 0; i < ps->n; i++) {
         tw_job_t *j = &ps->jobs[i];
         if (w->shared && j->final) {
             /* one compare-and-set of its own, outside the batch */
-            shared_compact(w, j, &conflicts, eb);
+            shared_compact(w, j, j->s->tsuid, j->s->tsuid_len, &conflicts, eb);
             if (j->rc && !rc) rc = j->rc;
             continue;
         }
@@ -422,6 +454,29 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
         rc = wrc;
         for (size_t i = 0; i < ps->n; i++)
             if (!(w->shared && ps->jobs[i].final)) ps->jobs[i].rc = wrc;
+    }
+    if (w->shared) {
+        /* after the write: the ended hours' entries again (so a sweep that
+         * deleted them meanwhile cannot miss the new cells), and the
+         * entries of the rows this writer compacted with all its cells */
+        nmarks = 0;
+        for (size_t i = 0; !wrc && i < ps->n; i++) {
+            tw_job_t *j = &ps->jobs[i];
+            if (!j->final && job_ended(j, now))
+                marks[nmarks++] = (tw_mark_t){j->s->tsuid, j->s->tsuid_len, j->base_s};
+        }
+        int mrc = tw_shared_mark(w, marks, nmarks, 0, now, eb);
+        nmarks = 0;
+        for (size_t i = 0; i < ps->n; i++) {
+            tw_job_t *j = &ps->jobs[i];
+            if (j->final && !j->rc && j->wseq > 0)
+                marks[nmarks++] = (tw_mark_t){j->s->tsuid, j->s->tsuid_len, j->base_s};
+        }
+        if (!mrc) mrc = tw_shared_mark(w, marks, nmarks, 1, now, eb);
+        if (mrc && !rc)
+            rc = mrc; /* the sweep deletes leftovers; an entry missing after a
+                       * failed second put is the only exposure (a log line) */
+        free(marks);
     }
     uint64_t flushed = 0, blocks = 0;
     for (size_t i = 0; i < ps->n; i++) {

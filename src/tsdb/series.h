@@ -144,6 +144,14 @@ struct tsdb_writer {
     pthread_cond_t stored_cv;
     int kick;
     int64_t journal_next; /* shared: the minute tw_shared_refresh reads from */
+    /* shared: the sweep thread (shared.c) compacting rows whose writers are
+     * gone, and trimming the journal; its own lock so closing is prompt */
+    int64_t sweep_delay_ms;
+    int64_t trimmed_min; /* the last minute whose journal slot it trimmed */
+    pthread_mutex_t sweep_mu;
+    pthread_cond_t sweep_cv;
+    int sweep_stop, sweep_started;
+    pthread_t sweep_thr;
 
     pthread_mutex_t flush_mu; /* one flusher (or delete, delete.c) at a time */
     /* delete.c: odd while a delete of metric del_metric changes the head
@@ -288,6 +296,47 @@ OCT_MUST_CHECK int tw_shared_journal(tsdb_writer_t *w, const oct_slice_t *tsuids
 /* Reads the journal since the last call and adds the series it does not
  * know (the flush thread only). */
 OCT_MUST_CHECK int tw_shared_refresh(tsdb_writer_t *w, oct_errbuf_t *eb);
+/* Starts / stops the sweep thread: every min(sweep_delay_ms, 60 s) it
+ * compacts the closed rows of the open-rows registry (tw_shared_sweep) and
+ * trims the journal (tw_journal_trim). */
+OCT_MUST_CHECK int tw_shared_sweep_start(tsdb_writer_t *w, oct_errbuf_t *eb);
+void tw_shared_sweep_stop(tsdb_writer_t *w);
+/* One sweep at wall time now_ms: every registry entry of an hour that ended,
+ * and was last written, at least sweep_delay_ms before now_ms; its row is
+ * compacted (tw_shared_compact_row) and the entries deleted. Returns the
+ * number of rows handled or < 0. */
+OCT_MUST_CHECK int tw_shared_sweep(tsdb_writer_t *w, int64_t now_ms, oct_errbuf_t *eb);
+
+/* The open-rows registry (docs/format/layout.md, "Open rows"): one entry
+ * per (series-hour, writer) that holds writer cells. */
+typedef struct {
+    const uint8_t *tsuid;
+    size_t len;
+    int64_t base_s;
+} tw_mark_t;
+/* Puts (del 0, stamped now_ms) or deletes (del 1) this writer's entries
+ * of m[0..n) in one store write. */
+OCT_MUST_CHECK int tw_shared_mark(tsdb_writer_t *w, const tw_mark_t *m, size_t n, int del,
+                                  int64_t now_ms, oct_errbuf_t *eb);
+
+/* The journal ring (docs/format/layout.md, "New series"), on the store
+ * alone, at an explicit minute (tests drive it with their own clock).
+ * put: records tsuids[0..n) as created in minute. read: calls fn for every
+ * TSUID recorded in minute (a nonzero return stops and is returned). trim:
+ * the once-a-minute trim at minute now_min. */
+OCT_MUST_CHECK int tw_journal_put(store_t *st, int64_t minute, const oct_slice_t *tsuids, size_t n,
+                                  oct_errbuf_t *eb);
+OCT_MUST_CHECK int tw_journal_read(store_t *st, int64_t minute,
+                                   int (*fn)(void *ctx, oct_slice_t tsuid), void *ctx,
+                                   oct_errbuf_t *eb);
+OCT_MUST_CHECK int tw_journal_trim(store_t *st, int64_t now_min, oct_errbuf_t *eb);
+
+/* flush.c: the compare-and-set compaction of one row (every block cell of
+ * series tsuid's hour base_s into the compacted cell), for rows this writer
+ * holds no points of (the sweep). */
+OCT_MUST_CHECK int tw_shared_compact_row(tsdb_writer_t *w, const uint8_t *tsuid, size_t len,
+                                         int64_t base_s, oct_errbuf_t *eb);
+
 /* Waits until every point accepted up to WAL position pos is in the store,
  * waking the flusher for it (timeout_ms < 0: no limit). 0, OCT_EAGAIN on
  * timeout, OCT_EIO when the writer is closing. */

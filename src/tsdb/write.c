@@ -694,6 +694,8 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
         /* every accepted point in the store within half the bound */
         int64_t vis = oct_config_get_int(cfg, "tsd.storage.shared.visibility_ms");
         w->flush_every_ms = vis / 2 > 0 ? vis / 2 : 1;
+        w->sweep_delay_ms = oct_config_get_int(cfg, "tsd.storage.shared.sweep_delay_ms");
+        if (w->sweep_delay_ms < 1000) w->sweep_delay_ms = 1000;
     }
     map_init(&w->by_text, 0);
     map_init(&w->by_tsuid, 1);
@@ -747,6 +749,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     w->rmap_cap = 0;
     if (rc) goto fail;
     rc = tw_flush_start(w, eb);
+    if (!rc && w->shared) rc = tw_shared_sweep_start(w, eb);
     if (rc) goto fail;
     *out = w;
     return 0;
@@ -759,6 +762,7 @@ void tsdb__writer_close(tsdb_writer_t *w)
 {
     if (!w) return;
     if (w->uids) uid_set_change_hook(w->uids, NULL, NULL);
+    tw_shared_sweep_stop(w);
     tw_flush_stop(w);
     int clean = 0;
     if (w->wal) {

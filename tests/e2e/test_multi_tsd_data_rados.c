@@ -9,6 +9,9 @@
  *    by the others' lookup and queries within the bound; after the TSDs stop (compacting the closed
  * hours) every row holds exactly one block cell, the compacted 4F 00 00, with exactly the points
  * sent, and a restarted TSD answers the same;
+ *  - a TSD killed with -9 that never returns: another TSD's sweep compacts
+ *    the rows only the dead one wrote into one block cell each, with
+ *    exactly the acknowledged points (tsd.storage.shared.sweep_delay_ms);
  *  - `kill -9` of one TSD during a sync=true load: every acknowledged point
  *    is answered by the other two at once, exactly once with the value
  *    sent, and again by the killed one after its restart;
@@ -53,10 +56,12 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Three TSDs on a fresh namespace of the cluster whose config file is
- * `cluster`, each its own data dir. Returns their config file's path
- * (malloc'd): the cluster's, plus the namespace. */
-static char *start_three(const char *cluster, const char *tag, tu_tsd_t *t)
+/* n TSDs on a fresh namespace of the cluster whose config file is
+ * `cluster`, each its own data dir, with the config line extra (may be
+ * NULL). Returns their config file's path (malloc'd): the cluster's, plus
+ * the namespace and extra. */
+static char *start_n(const char *cluster, const char *tag, tu_tsd_t *t, int n,
+                     const char *extra_line)
 {
     char *dir = tu_tempdir();
     char *path = malloc(strlen(dir) + 32);
@@ -69,15 +74,21 @@ static char *start_three(const char *cluster, const char *tag, tu_tsd_t *t)
         fputs(line, out);
     fprintf(out, "\ntsd.storage.rados.namespace = mtd-%s-%ld-%lld\n", tag, (long)getpid(),
             (long long)time(NULL));
+    if (extra_line) fprintf(out, "%s\n", extra_line);
     fclose(in);
     fclose(out);
     free(dir);
     char arg[4200];
     snprintf(arg, sizeof arg, "--config=%s", path);
     const char *extra[] = {arg, "--auto-metric", NULL};
-    for (int i = 0; i < NTSD; i++)
+    for (int i = 0; i < n; i++)
         if (tu_tsd_start(&t[i], extra)) fail_msg("tsd %d did not start", i);
     return path;
+}
+
+static char *start_three(const char *cluster, const char *tag, tu_tsd_t *t)
+{
+    return start_n(cluster, tag, t, NTSD, NULL);
 }
 
 static int restart(tu_tsd_t *t, const char *cfg)
@@ -332,6 +343,148 @@ static void spread_over_three_tsds_answers_the_same(void **state)
     free(cfg);
 }
 
+/* ---- a TSD that never returns: the sweep ------------------------------- */
+
+#define SW_SERIES 2  /* host=a, b */
+#define SW_POINTS 60 /* per series: one every 90 s, over two hours */
+#define SW_PUTS   3  /* point i goes in put i % 3: three cells per row */
+/* a day after BASE_TS: its own hours */
+#define SW_BASE (BASE_TS + 86400)
+
+static long sw_value(int h, int i)
+{
+    return 500L * (h + 1) + 3L * i;
+}
+
+/* Cells in the open-rows registry (octsdb-sys "open/" partitions). */
+typedef struct {
+    store_t *st;
+    size_t cells;
+} reg_ctx_t;
+
+static int count_reg(void *ctx, oct_slice_t part)
+{
+    reg_ctx_t *c = ctx;
+    if (part.len != 6 || memcmp(part.ptr, "open/", 5) != 0) return 0;
+    store_scan_spec_t spec = {0};
+    spec.part = part;
+    store_scanner_t *sc;
+    oct_errbuf_t eb;
+    if (store_scan_open(c->st, STORE_TABLE_SYS, &spec, &sc, &eb)) fail_msg("scan: %s", eb.msg);
+    store_result_t row = STORE_RESULT_INIT;
+    while (store_scan_next(sc, &row, &eb) == 1)
+        c->cells += row.n;
+    store_result_free(&row);
+    store_scan_close(sc);
+    return 0;
+}
+
+static size_t registry_cells(const char *cfgpath)
+{
+    oct_errbuf_t eb;
+    oct_config_t *cfg = oct_config_new();
+    if (oct_config_load_file(cfg, cfgpath, &eb)) fail_msg("config: %s", eb.msg);
+    char *dir = tu_tempdir();
+    store_options_t so = {0};
+    so.dir = dir;
+    so.backend = "rados";
+    so.cfg = cfg;
+    so.read_only = 0;
+    reg_ctx_t c = {0};
+    if (store_open(&so, &c.st, &eb)) fail_msg("store_open: %s", eb.msg);
+    if (store_part_list(c.st, STORE_TABLE_SYS, oct_slice(NULL, 0), oct_slice(NULL, 0), count_reg,
+                        &c, &eb))
+        fail_msg("part_list: %s", eb.msg);
+    store_close(c.st);
+    oct_config_free(cfg);
+    tu_rmrf(dir);
+    free(dir);
+    return c.cells;
+}
+
+/* TSD A takes sync=true puts of two series over two closed hours (three
+ * cells of its own per row), then is killed with -9 and never comes back;
+ * TSD B never receives a point of those series. B's sweep must compact
+ * every row into one block cell with exactly the acknowledged points, and
+ * empty the registry. */
+static void sweep_compacts_a_dead_tsds_rows(void **state)
+{
+    (void)state;
+    tu_tsd_t t[2] = {{0}};
+    char *cfg = start_n(cluster_cfg, "sweep", t, 2, "tsd.storage.shared.sweep_delay_ms = 1000");
+    for (int p = 0; p < SW_PUTS; p++) {
+        size_t cap = 64 + (size_t)SW_SERIES * SW_POINTS * 128, len = 0;
+        char *b = malloc(cap);
+        len += (size_t)snprintf(b, cap, "[");
+        for (int i = p; i < SW_POINTS; i += SW_PUTS)
+            for (int h = 0; h < SW_SERIES; h++)
+                len += (size_t)snprintf(b + len, cap - len,
+                                        "%s{\"metric\":\"mtd.sweep\",\"timestamp\":%lld,"
+                                        "\"value\":%ld,\"tags\":{\"host\":\"%c\"}}",
+                                        len > 1 ? "," : "", SW_BASE + 90LL * i, sw_value(h, i),
+                                        'a' + h);
+        snprintf(b + len, cap - len, "]");
+        put(&t[0], b, 1); /* acknowledged = in RADOS, as A's cells */
+        free(b);
+    }
+    tu_tsd_kill(&t[0]);
+    int64_t t0 = now_ms();
+    /* what A left: its own cells, none compacted (A's compaction waits
+     * for a minute without points, and A died first) -- unless B's sweep
+     * was already there */
+    cells_ctx_t c = {0};
+    count_cells(cfg, &c);
+    printf("after the kill: %zu rows, %zu cells, %zu compacted, %zu points\n", c.rows, c.cells,
+           c.compacted, c.points);
+    assert_int_equal(c.rows, SW_SERIES * 2);
+    int done = 0;
+    while (!done && now_ms() - t0 < 30000) {
+        memset(&c, 0, sizeof c);
+        count_cells(cfg, &c);
+        done = c.cells == c.rows && c.compacted == c.rows;
+        if (!done) usleep(200000);
+    }
+    int64_t took = now_ms() - t0;
+    if (!done) {
+        tu_tsd_print_log(&t[1]);
+        fail_msg("after 30 s: %zu rows, %zu cells, %zu compacted", c.rows, c.cells, c.compacted);
+    }
+    printf("the dead TSD's rows were compacted by the other %lld ms after the kill\n",
+           (long long)took);
+    /* one block per series-hour, every acknowledged point once */
+    assert_int_equal(c.rows, SW_SERIES * 2);
+    assert_int_equal(c.points, (size_t)SW_SERIES * SW_POINTS);
+    /* and the registry is empty (B's sweep deleted A's entries) */
+    int64_t t1 = now_ms();
+    size_t reg = registry_cells(cfg);
+    while (reg && now_ms() - t1 < 5000) {
+        usleep(200000);
+        reg = registry_cells(cfg);
+    }
+    assert_int_equal(reg, 0);
+    /* B answers every point with the value sent */
+    char target[256];
+    snprintf(target, sizeof target, "/api/query?start=%lld&end=%lld&m=sum:mtd.sweep%%7Bhost=*%%7D",
+             SW_BASE, SW_BASE + 90LL * SW_POINTS);
+    char *resp = NULL;
+    assert_int_equal(tu_http(t[1].port, "GET", target, NULL, NULL, 0, &resp, NULL), 200);
+    for (int h = 0; h < SW_SERIES; h++) {
+        size_t cap = (size_t)SW_POINTS * 40 + 64, len = 0;
+        char *w = malloc(cap);
+        len += (size_t)snprintf(w, cap, "\"dps\":{");
+        for (int i = 0; i < SW_POINTS; i++)
+            len += (size_t)snprintf(w + len, cap - len, "%s\"%lld\":%ld", i ? "," : "",
+                                    SW_BASE + 90LL * i, sw_value(h, i));
+        snprintf(w + len, cap - len, "}");
+        if (!strstr(resp, w)) fail_msg("series %d not as sent: %s", h, resp);
+        free(w);
+    }
+    free(resp);
+    for (int i = 0; i < 2; i++)
+        tu_tsd_destroy(&t[i]);
+    free(cfg);
+}
+
 /* ---- kill -9 during a sync=true load ---------------------------------- */
 
 #define KL_BATCH 10
@@ -563,6 +716,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spread_over_three_tsds_answers_the_same),
+        cmocka_unit_test(sweep_compacts_a_dead_tsds_rows),
         cmocka_unit_test(kill_one_tsd_during_sync_load_loses_nothing),
         cmocka_unit_test(kill_one_osd_during_sync_load_loses_nothing),
     };
