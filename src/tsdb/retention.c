@@ -190,16 +190,21 @@ int tsdb__retention_load(const oct_config_t *cfg, const query_rollup_config_t *r
     return 0;
 }
 
+void tsdb__retention_stop(tsdb_retention_t *r)
+{
+    if (!r || !r->started) return;
+    pthread_mutex_lock(&r->mu);
+    r->stopping = 1;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->thr, NULL);
+    r->started = 0;
+}
+
 void tsdb__retention_free(tsdb_retention_t *r)
 {
     if (!r) return;
-    if (r->started) {
-        pthread_mutex_lock(&r->mu);
-        r->stopping = 1;
-        pthread_cond_signal(&r->cv);
-        pthread_mutex_unlock(&r->mu);
-        pthread_join(r->thr, NULL);
-    }
+    tsdb__retention_stop(r);
     for (size_t i = 0; i < r->n_m; i++)
         free(r->m[i].prefix);
     for (size_t i = 0; i < r->n_t; i++)

@@ -185,8 +185,9 @@ fail:
 void tsdb_close(tsdb_t *db)
 {
     if (!db) return;
-    tsdb__retention_free(db->ret); /* its pass uses the store and the UIDs */
-    tsdb__writer_close(db->writer);
+    tsdb__retention_stop(db->ret);  /* its pass uses the store and the UIDs */
+    tsdb__writer_close(db->writer); /* its last flush reads (auto rollups): rules still there */
+    tsdb__retention_free(db->ret);
     uid_registry_close(db->uids);
     store_close(db->st);
     query_rollup_config_free(db->rollups);

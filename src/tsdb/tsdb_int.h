@@ -29,6 +29,9 @@ tsdb_writer_t *tsdb__writer(tsdb_t *db);
 typedef struct tsdb_retention tsdb_retention_t;
 OCT_MUST_CHECK int tsdb__retention_load(const oct_config_t *cfg, const query_rollup_config_t *ru,
                                         tsdb_retention_t **out, oct_errbuf_t *eb);
+/* Joins the expiry thread; the rules stay readable (reads during the
+ * writer's last flush use them) until tsdb__retention_free. */
+void tsdb__retention_stop(tsdb_retention_t *r);
 void tsdb__retention_free(tsdb_retention_t *r);
 tsdb_retention_t *tsdb__retention(const tsdb_t *db);
 
