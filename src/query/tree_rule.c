@@ -107,7 +107,9 @@ static pcre2_code *tree_re_compile(const char *pat, oct_errbuf_t *eb)
             snprintf((char *)msg, sizeof msg, "unknown error");
         oct_err(eb, OCT_EINVAL, "Invalid regex pattern '%s': %s at offset %zu", pat,
                 (const char *)msg, (size_t)erroff);
+        return NULL;
     }
+    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* optional speed-up */
     return re;
 }
 
@@ -312,11 +314,14 @@ typedef struct {
     tree_build_result_t *out;
     size_t cap_msgs;
     json_arena_t arena;
+    int messages; /* TREE_BUILD_MESSAGES */
+    pcre2_match_data *md;
 } tree_ctx_t;
 
 __attribute__((format(printf, 2, 3))) static void tree_msg(tree_ctx_t *x, const char *fmt, ...)
 {
     tree_build_result_t *o = x->out;
+    if (!x->messages) return;
     if (o->n_messages == x->cap_msgs) {
         x->cap_msgs = x->cap_msgs ? 2 * x->cap_msgs : 8;
         o->messages = xrealloc(o->messages, x->cap_msgs * sizeof *o->messages);
@@ -357,8 +362,8 @@ static int tree_custom(tree_ctx_t *x, const char *json, const char *key, const c
 static int tree_extract(tree_ctx_t *x, const tree_rule_t *r, const tree_series_view_t *s,
                         const char **val, oct_errbuf_t *eb)
 {
-    char id[128];
-    tree_rule_id(r, id, sizeof id);
+    char id[128] = "";
+    if (x->messages) tree_rule_id(r, id, sizeof id);
     switch (r->type) {
     case TREE_RULE_METRIC:
         *val = s->metric.name;
@@ -445,11 +450,10 @@ static char *tree_display(tree_ctx_t *x, const tree_rule_t *r, const tree_series
 /* Java's String.split(sep): pieces between matches, no leading empty piece
  * for a zero-width match at 0, trailing empty pieces dropped, no match =
  * the whole value. Returns the count; *pieces (malloc'd strings). */
-static size_t tree_split(const pcre2_code *re, const char *v, char ***pieces)
+static size_t tree_split(const pcre2_code *re, pcre2_match_data *md, const char *v, char ***pieces)
 {
     size_t n = 0, cap = 4, len = strlen(v), start = 0, pos = 0;
     char **out = xmalloc(cap * sizeof *out);
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     while (pos <= len) {
         int rc = pcre2_match(re, (PCRE2_SPTR)v, len, pos, 0, md, NULL);
         if (rc < 0) break;
@@ -466,7 +470,6 @@ static size_t tree_split(const pcre2_code *re, const char *v, char ***pieces)
         start = me;
         pos = me > ms ? me : me + 1;
     }
-    pcre2_match_data_free(md);
     if (n == cap) out = xrealloc(out, (cap + 1) * sizeof *out);
     out[n++] = tree_strndup(v + start, len - start);
     if (n == 1 && start == 0) { /* no match: the whole value, even if empty */
@@ -491,6 +494,14 @@ static int tree_rule_cmp(const void *a, const void *b)
     const tree_rule_t *x = *(const tree_rule_t *const *)a, *y = *(const tree_rule_t *const *)b;
     if (x->level != y->level) return x->level < y->level ? -1 : 1;
     return (x->order > y->order) - (x->order < y->order);
+}
+
+/* The build's match data, made on first use: room for 100 groups (a
+ * group index beyond what it holds reads as unset, i.e. no match). */
+static pcre2_match_data *tree_md(tree_ctx_t *x)
+{
+    if (!x->md) x->md = pcre2_match_data_create(101, NULL);
+    return x->md;
 }
 
 /* One name per frame ("" for a frame without a match), in order. */
@@ -527,8 +538,8 @@ static int tree_level(tree_ctx_t *x, const tree_rule_t *const *lv, size_t k,
         const tree_rule_t *last = NULL;
         for (size_t i = 0; i < k && !name; i++) {
             const tree_rule_t *r = last = lv[i];
-            char id[128];
-            tree_rule_id(r, id, sizeof id);
+            char id[128] = "";
+            if (x->messages) tree_rule_id(r, id, sizeof id); /* only messages need it */
             tree_msg(x, "Processing rule: %s", id);
             const char *val = NULL;
             int rc = tree_extract(x, r, s, &val, eb);
@@ -538,7 +549,7 @@ static int tree_level(tree_ctx_t *x, const tree_rule_t *const *lv, size_t k,
             }
             if (!rc) continue;
             if (r->re) {
-                pcre2_match_data *md = pcre2_match_data_create_from_pattern(r->re, NULL);
+                pcre2_match_data *md = tree_md(x);
                 int m = pcre2_match(r->re, (PCRE2_SPTR)val, strlen(val), 0, 0, md, NULL);
                 uint32_t groups = 0;
                 (void)pcre2_pattern_info(r->re, PCRE2_INFO_CAPTURECOUNT, &groups);
@@ -556,10 +567,9 @@ static int tree_level(tree_ctx_t *x, const tree_rule_t *const *lv, size_t k,
                 } else {
                     tree_msg(x, "Regex of rule %s did not match [%s]", id, val);
                 }
-                pcre2_match_data_free(md);
             } else if (r->sep_re) {
                 if (!split_active) {
-                    n_splits = tree_split(r->sep_re, val, &splits);
+                    n_splits = tree_split(r->sep_re, tree_md(x), val, &splits);
                     split_active = 1;
                     split_idx = 0;
                     if (n_splits == 0) {
@@ -587,10 +597,10 @@ static int tree_level(tree_ctx_t *x, const tree_rule_t *const *lv, size_t k,
     return 0;
 }
 
-int tree_build(const tree_rule_t *rules, size_t n, const tree_series_view_t *s,
+int tree_build(const tree_rule_t *rules, size_t n, const tree_series_view_t *s, unsigned flags,
                tree_build_result_t *out, oct_errbuf_t *eb)
 {
-    tree_ctx_t x = {out, 0, JSON_ARENA_INIT};
+    tree_ctx_t x = {out, 0, JSON_ARENA_INIT, (flags & TREE_BUILD_MESSAGES) != 0, NULL};
     const tree_rule_t **sorted = xmalloc((n ? n : 1) * sizeof *sorted);
     for (size_t i = 0; i < n; i++)
         sorted[i] = &rules[i];
@@ -630,6 +640,7 @@ int tree_build(const tree_rule_t *rules, size_t n, const tree_series_view_t *s,
     tree_free_strs(frames.v, frames.n);
     free(sorted);
     json_arena_free(&x.arena);
+    pcre2_match_data_free(x.md);
     return rc;
 }
 

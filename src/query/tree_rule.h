@@ -127,12 +127,17 @@ typedef struct {
     size_t n_messages;
 } tree_build_result_t;
 
+enum {
+    TREE_BUILD_MESSAGES = 1u << 0, /* fill out->messages (for /api/tree/test) */
+};
+
 /* Runs the series through rules[0..n) (any order; sorted by level, order
  * inside; each validated). *out must be zeroed; free it with
- * tree_build_result_free. Returns 0, or OCT_EINVAL when the series breaks
- * an assumption 2.4 also refuses (a custom member whose value is null). */
+ * tree_build_result_free. flags: TREE_BUILD_*. Returns 0, or OCT_EINVAL
+ * when the series breaks an assumption 2.4 also refuses (a custom member
+ * whose value is null). */
 OCT_MUST_CHECK int tree_build(const tree_rule_t *rules, size_t n, const tree_series_view_t *s,
-                              tree_build_result_t *out, oct_errbuf_t *eb);
+                              unsigned flags, tree_build_result_t *out, oct_errbuf_t *eb);
 void tree_build_result_free(tree_build_result_t *r);
 
 #endif

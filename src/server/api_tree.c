@@ -860,7 +860,7 @@ void api_tree_test(api_call_t *c)
             tree_test_messages(&w, msg);
         } else {
             tree_build_result_t r = {0};
-            rc = tree_build(t.rules, t.n_rules, &s.view, &r, &eb);
+            rc = tree_build(t.rules, t.n_rules, &s.view, TREE_BUILD_MESSAGES, &r, &eb);
             int stored = !rc && r.leaf && r.n_branches && !(r.not_matched && t.strict_match);
             if (!rc && r.not_matched && t.strict_match) {
                 char msg[2048];

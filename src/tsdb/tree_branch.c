@@ -346,7 +346,7 @@ int tsdb_tree_process(tsdb_t *db, const tsdb_tree_t *t, const tsdb_tree_series_t
 {
     tree_build_result_t local = {0};
     tree_build_result_t *r = res ? res : &local;
-    int rc = tree_build(t->rules, t->n_rules, &s->view, r, eb);
+    int rc = tree_build(t->rules, t->n_rules, &s->view, 0, r, eb);
     if (rc) goto done;
     if (r->not_matched && t->strict_match) {
         /* 2.4 means to record these but never does (docs/compat.md) */
