@@ -22,14 +22,6 @@
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 
-static char *tree_strndup(const char *p, size_t n)
-{
-    char *r = xmalloc(n + 1);
-    memcpy(r, p, n);
-    r[n] = '\0';
-    return r;
-}
-
 static const char *const tree_type_names[] = {"METRIC", "METRIC_CUSTOM", "TAGK", "TAGK_CUSTOM",
                                               "TAGV_CUSTOM"};
 
@@ -184,6 +176,17 @@ static int tree_json_int(const json_value_t *v, int *out)
     return 0;
 }
 
+const tree_rule_field_t tree_rule_str_fields[TREE_RULE_N_STR_FIELDS] = {
+    {"field", "field", TREE_RF_FIELD, offsetof(tree_rule_t, field)},
+    {"customField", "custom_field", TREE_RF_CUSTOM_FIELD, offsetof(tree_rule_t, custom_field)},
+    {"regex", "regex", TREE_RF_REGEX, offsetof(tree_rule_t, regex)},
+    {"separator", "separator", TREE_RF_SEPARATOR, offsetof(tree_rule_t, separator)},
+    {"description", "description", TREE_RF_DESCRIPTION, offsetof(tree_rule_t, description)},
+    {"notes", "notes", TREE_RF_NOTES, offsetof(tree_rule_t, notes)},
+    {"displayFormat", "display_format", TREE_RF_DISPLAY_FORMAT,
+     offsetof(tree_rule_t, display_format)},
+};
+
 /* 1 if member v's key is exactly k (keys are not NUL-terminated). */
 static int tree_key_is(const json_value_t *v, const char *k)
 {
@@ -192,19 +195,6 @@ static int tree_key_is(const json_value_t *v, const char *k)
 
 int tree_rule_from_json(const json_value_t *o, tree_rule_t *r, unsigned *mask, oct_errbuf_t *eb)
 {
-    static const struct {
-        const char *key;
-        unsigned bit;
-        size_t off;
-    } strs[] = {
-        {"field", TREE_RF_FIELD, offsetof(tree_rule_t, field)},
-        {"customField", TREE_RF_CUSTOM_FIELD, offsetof(tree_rule_t, custom_field)},
-        {"regex", TREE_RF_REGEX, offsetof(tree_rule_t, regex)},
-        {"separator", TREE_RF_SEPARATOR, offsetof(tree_rule_t, separator)},
-        {"description", TREE_RF_DESCRIPTION, offsetof(tree_rule_t, description)},
-        {"notes", TREE_RF_NOTES, offsetof(tree_rule_t, notes)},
-        {"displayFormat", TREE_RF_DISPLAY_FORMAT, offsetof(tree_rule_t, display_format)},
-    };
     static const struct {
         const char *key;
         unsigned bit;
@@ -229,14 +219,15 @@ int tree_rule_from_json(const json_value_t *o, tree_rule_t *r, unsigned *mask, o
             m |= TREE_RF_TYPE;
             continue;
         }
-        for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
-            if (!tree_key_is(v, strs[i].key)) continue;
+        for (size_t i = 0; i < TREE_RULE_N_STR_FIELDS; i++) {
+            const tree_rule_field_t *f = &tree_rule_str_fields[i];
+            if (!tree_key_is(v, f->json)) continue;
             if (v->type != JSON_STRING && v->type != JSON_NULL)
                 return oct_err(eb, OCT_EINVAL, "Unable to parse %.*s", (int)v->key_len, v->key);
-            char **dst = (char **)((char *)r + strs[i].off);
+            char **dst = (char **)((char *)r + f->off);
             free(*dst);
-            *dst = v->type == JSON_NULL ? xstrdup("") : tree_strndup(v->str, v->len);
-            m |= strs[i].bit;
+            *dst = v->type == JSON_NULL ? xstrdup("") : xstrndup(v->str, v->len);
+            m |= f->bit;
         }
         for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
             if (!tree_key_is(v, ints[i].key)) continue;
@@ -419,7 +410,7 @@ static char *tree_str_replace(const char *s, const char *pat, const char *with)
         p = q + pl;
     }
     oct_strbuf_append(&b, "", 0);
-    char *r = tree_strndup(b.ptr ? b.ptr : "", b.len);
+    char *r = xstrndup(b.ptr ? b.ptr : "", b.len);
     oct_strbuf_free(&b);
     return r;
 }
@@ -428,7 +419,7 @@ static char *tree_str_replace(const char *s, const char *pat, const char *with)
 static char *tree_display(tree_ctx_t *x, const tree_rule_t *r, const tree_series_view_t *s,
                           const char *ovalue, const char *value, size_t vlen)
 {
-    char *v = tree_strndup(value, vlen);
+    char *v = xstrndup(value, vlen);
     if (!r->display_format[0]) return v;
     const char *tag_name = r->type == TREE_RULE_TAGK     ? r->field
                            : r->type == TREE_RULE_METRIC ? ""
@@ -466,12 +457,12 @@ static size_t tree_split(const pcre2_code *re, pcre2_match_data *md, const char 
             }
         }
         if (n == cap) out = xrealloc(out, (cap *= 2) * sizeof *out);
-        out[n++] = tree_strndup(v + start, ms - start);
+        out[n++] = xstrndup(v + start, ms - start);
         start = me;
         pos = me > ms ? me : me + 1;
     }
     if (n == cap) out = xrealloc(out, (cap + 1) * sizeof *out);
-    out[n++] = tree_strndup(v + start, len - start);
+    out[n++] = xstrndup(v + start, len - start);
     if (n == 1 && start == 0) { /* no match: the whole value, even if empty */
         *pieces = out;
         return 1;
