@@ -43,3 +43,11 @@ void *xmemdup(const void *p, size_t n)
     if (n) memcpy(q, p, n);
     return q;
 }
+
+char *xstrndup(const char *p, size_t n)
+{
+    char *q = xmalloc(n + 1);
+    if (n) memcpy(q, p, n);
+    q[n] = '\0';
+    return q;
+}

@@ -11,5 +11,7 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 void *xmemdup(const void *p, size_t n);
+/* A NUL-terminated copy of p[0..n) (p need not be terminated). */
+char *xstrndup(const char *p, size_t n);
 
 #endif

@@ -22,14 +22,6 @@
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 
-static char *tree_strndup(const char *p, size_t n)
-{
-    char *r = xmalloc(n + 1);
-    memcpy(r, p, n);
-    r[n] = '\0';
-    return r;
-}
-
 static const char *const tree_type_names[] = {"METRIC", "METRIC_CUSTOM", "TAGK", "TAGK_CUSTOM",
                                               "TAGV_CUSTOM"};
 
@@ -107,7 +99,9 @@ static pcre2_code *tree_re_compile(const char *pat, oct_errbuf_t *eb)
             snprintf((char *)msg, sizeof msg, "unknown error");
         oct_err(eb, OCT_EINVAL, "Invalid regex pattern '%s': %s at offset %zu", pat,
                 (const char *)msg, (size_t)erroff);
+        return NULL;
     }
+    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* optional speed-up */
     return re;
 }
 
@@ -182,6 +176,17 @@ static int tree_json_int(const json_value_t *v, int *out)
     return 0;
 }
 
+const tree_rule_field_t tree_rule_str_fields[TREE_RULE_N_STR_FIELDS] = {
+    {"field", "field", TREE_RF_FIELD, offsetof(tree_rule_t, field)},
+    {"customField", "custom_field", TREE_RF_CUSTOM_FIELD, offsetof(tree_rule_t, custom_field)},
+    {"regex", "regex", TREE_RF_REGEX, offsetof(tree_rule_t, regex)},
+    {"separator", "separator", TREE_RF_SEPARATOR, offsetof(tree_rule_t, separator)},
+    {"description", "description", TREE_RF_DESCRIPTION, offsetof(tree_rule_t, description)},
+    {"notes", "notes", TREE_RF_NOTES, offsetof(tree_rule_t, notes)},
+    {"displayFormat", "display_format", TREE_RF_DISPLAY_FORMAT,
+     offsetof(tree_rule_t, display_format)},
+};
+
 /* 1 if member v's key is exactly k (keys are not NUL-terminated). */
 static int tree_key_is(const json_value_t *v, const char *k)
 {
@@ -190,19 +195,6 @@ static int tree_key_is(const json_value_t *v, const char *k)
 
 int tree_rule_from_json(const json_value_t *o, tree_rule_t *r, unsigned *mask, oct_errbuf_t *eb)
 {
-    static const struct {
-        const char *key;
-        unsigned bit;
-        size_t off;
-    } strs[] = {
-        {"field", TREE_RF_FIELD, offsetof(tree_rule_t, field)},
-        {"customField", TREE_RF_CUSTOM_FIELD, offsetof(tree_rule_t, custom_field)},
-        {"regex", TREE_RF_REGEX, offsetof(tree_rule_t, regex)},
-        {"separator", TREE_RF_SEPARATOR, offsetof(tree_rule_t, separator)},
-        {"description", TREE_RF_DESCRIPTION, offsetof(tree_rule_t, description)},
-        {"notes", TREE_RF_NOTES, offsetof(tree_rule_t, notes)},
-        {"displayFormat", TREE_RF_DISPLAY_FORMAT, offsetof(tree_rule_t, display_format)},
-    };
     static const struct {
         const char *key;
         unsigned bit;
@@ -227,14 +219,15 @@ int tree_rule_from_json(const json_value_t *o, tree_rule_t *r, unsigned *mask, o
             m |= TREE_RF_TYPE;
             continue;
         }
-        for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
-            if (!tree_key_is(v, strs[i].key)) continue;
+        for (size_t i = 0; i < TREE_RULE_N_STR_FIELDS; i++) {
+            const tree_rule_field_t *f = &tree_rule_str_fields[i];
+            if (!tree_key_is(v, f->json)) continue;
             if (v->type != JSON_STRING && v->type != JSON_NULL)
                 return oct_err(eb, OCT_EINVAL, "Unable to parse %.*s", (int)v->key_len, v->key);
-            char **dst = (char **)((char *)r + strs[i].off);
+            char **dst = (char **)((char *)r + f->off);
             free(*dst);
-            *dst = v->type == JSON_NULL ? xstrdup("") : tree_strndup(v->str, v->len);
-            m |= strs[i].bit;
+            *dst = v->type == JSON_NULL ? xstrdup("") : xstrndup(v->str, v->len);
+            m |= f->bit;
         }
         for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
             if (!tree_key_is(v, ints[i].key)) continue;
@@ -312,11 +305,14 @@ typedef struct {
     tree_build_result_t *out;
     size_t cap_msgs;
     json_arena_t arena;
+    int messages; /* TREE_BUILD_MESSAGES */
+    pcre2_match_data *md;
 } tree_ctx_t;
 
 __attribute__((format(printf, 2, 3))) static void tree_msg(tree_ctx_t *x, const char *fmt, ...)
 {
     tree_build_result_t *o = x->out;
+    if (!x->messages) return;
     if (o->n_messages == x->cap_msgs) {
         x->cap_msgs = x->cap_msgs ? 2 * x->cap_msgs : 8;
         o->messages = xrealloc(o->messages, x->cap_msgs * sizeof *o->messages);
@@ -357,8 +353,8 @@ static int tree_custom(tree_ctx_t *x, const char *json, const char *key, const c
 static int tree_extract(tree_ctx_t *x, const tree_rule_t *r, const tree_series_view_t *s,
                         const char **val, oct_errbuf_t *eb)
 {
-    char id[128];
-    tree_rule_id(r, id, sizeof id);
+    char id[128] = "";
+    if (x->messages) tree_rule_id(r, id, sizeof id);
     switch (r->type) {
     case TREE_RULE_METRIC:
         *val = s->metric.name;
@@ -414,7 +410,7 @@ static char *tree_str_replace(const char *s, const char *pat, const char *with)
         p = q + pl;
     }
     oct_strbuf_append(&b, "", 0);
-    char *r = tree_strndup(b.ptr ? b.ptr : "", b.len);
+    char *r = xstrndup(b.ptr ? b.ptr : "", b.len);
     oct_strbuf_free(&b);
     return r;
 }
@@ -423,7 +419,7 @@ static char *tree_str_replace(const char *s, const char *pat, const char *with)
 static char *tree_display(tree_ctx_t *x, const tree_rule_t *r, const tree_series_view_t *s,
                           const char *ovalue, const char *value, size_t vlen)
 {
-    char *v = tree_strndup(value, vlen);
+    char *v = xstrndup(value, vlen);
     if (!r->display_format[0]) return v;
     const char *tag_name = r->type == TREE_RULE_TAGK     ? r->field
                            : r->type == TREE_RULE_METRIC ? ""
@@ -445,11 +441,10 @@ static char *tree_display(tree_ctx_t *x, const tree_rule_t *r, const tree_series
 /* Java's String.split(sep): pieces between matches, no leading empty piece
  * for a zero-width match at 0, trailing empty pieces dropped, no match =
  * the whole value. Returns the count; *pieces (malloc'd strings). */
-static size_t tree_split(const pcre2_code *re, const char *v, char ***pieces)
+static size_t tree_split(const pcre2_code *re, pcre2_match_data *md, const char *v, char ***pieces)
 {
     size_t n = 0, cap = 4, len = strlen(v), start = 0, pos = 0;
     char **out = xmalloc(cap * sizeof *out);
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     while (pos <= len) {
         int rc = pcre2_match(re, (PCRE2_SPTR)v, len, pos, 0, md, NULL);
         if (rc < 0) break;
@@ -462,13 +457,12 @@ static size_t tree_split(const pcre2_code *re, const char *v, char ***pieces)
             }
         }
         if (n == cap) out = xrealloc(out, (cap *= 2) * sizeof *out);
-        out[n++] = tree_strndup(v + start, ms - start);
+        out[n++] = xstrndup(v + start, ms - start);
         start = me;
         pos = me > ms ? me : me + 1;
     }
-    pcre2_match_data_free(md);
     if (n == cap) out = xrealloc(out, (cap + 1) * sizeof *out);
-    out[n++] = tree_strndup(v + start, len - start);
+    out[n++] = xstrndup(v + start, len - start);
     if (n == 1 && start == 0) { /* no match: the whole value, even if empty */
         *pieces = out;
         return 1;
@@ -491,6 +485,14 @@ static int tree_rule_cmp(const void *a, const void *b)
     const tree_rule_t *x = *(const tree_rule_t *const *)a, *y = *(const tree_rule_t *const *)b;
     if (x->level != y->level) return x->level < y->level ? -1 : 1;
     return (x->order > y->order) - (x->order < y->order);
+}
+
+/* The build's match data, made on first use: room for 100 groups (a
+ * group index beyond what it holds reads as unset, i.e. no match). */
+static pcre2_match_data *tree_md(tree_ctx_t *x)
+{
+    if (!x->md) x->md = pcre2_match_data_create(101, NULL);
+    return x->md;
 }
 
 /* One name per frame ("" for a frame without a match), in order. */
@@ -527,8 +529,8 @@ static int tree_level(tree_ctx_t *x, const tree_rule_t *const *lv, size_t k,
         const tree_rule_t *last = NULL;
         for (size_t i = 0; i < k && !name; i++) {
             const tree_rule_t *r = last = lv[i];
-            char id[128];
-            tree_rule_id(r, id, sizeof id);
+            char id[128] = "";
+            if (x->messages) tree_rule_id(r, id, sizeof id); /* only messages need it */
             tree_msg(x, "Processing rule: %s", id);
             const char *val = NULL;
             int rc = tree_extract(x, r, s, &val, eb);
@@ -538,7 +540,7 @@ static int tree_level(tree_ctx_t *x, const tree_rule_t *const *lv, size_t k,
             }
             if (!rc) continue;
             if (r->re) {
-                pcre2_match_data *md = pcre2_match_data_create_from_pattern(r->re, NULL);
+                pcre2_match_data *md = tree_md(x);
                 int m = pcre2_match(r->re, (PCRE2_SPTR)val, strlen(val), 0, 0, md, NULL);
                 uint32_t groups = 0;
                 (void)pcre2_pattern_info(r->re, PCRE2_INFO_CAPTURECOUNT, &groups);
@@ -556,10 +558,9 @@ static int tree_level(tree_ctx_t *x, const tree_rule_t *const *lv, size_t k,
                 } else {
                     tree_msg(x, "Regex of rule %s did not match [%s]", id, val);
                 }
-                pcre2_match_data_free(md);
             } else if (r->sep_re) {
                 if (!split_active) {
-                    n_splits = tree_split(r->sep_re, val, &splits);
+                    n_splits = tree_split(r->sep_re, tree_md(x), val, &splits);
                     split_active = 1;
                     split_idx = 0;
                     if (n_splits == 0) {
@@ -587,10 +588,10 @@ static int tree_level(tree_ctx_t *x, const tree_rule_t *const *lv, size_t k,
     return 0;
 }
 
-int tree_build(const tree_rule_t *rules, size_t n, const tree_series_view_t *s,
+int tree_build(const tree_rule_t *rules, size_t n, const tree_series_view_t *s, unsigned flags,
                tree_build_result_t *out, oct_errbuf_t *eb)
 {
-    tree_ctx_t x = {out, 0, JSON_ARENA_INIT};
+    tree_ctx_t x = {out, 0, JSON_ARENA_INIT, (flags & TREE_BUILD_MESSAGES) != 0, NULL};
     const tree_rule_t **sorted = xmalloc((n ? n : 1) * sizeof *sorted);
     for (size_t i = 0; i < n; i++)
         sorted[i] = &rules[i];
@@ -630,6 +631,7 @@ int tree_build(const tree_rule_t *rules, size_t n, const tree_series_view_t *s,
     tree_free_strs(frames.v, frames.n);
     free(sorted);
     json_arena_free(&x.arena);
+    pcre2_match_data_free(x.md);
     return rc;
 }
 

@@ -87,6 +87,16 @@ OCT_MUST_CHECK int tree_rule_validate(tree_rule_t *r, oct_errbuf_t *eb);
  * with TREE_RF_ALL, as 2.4's PUT does). Returns 1 if dst changed, else 0. */
 int tree_rule_merge(tree_rule_t *dst, const tree_rule_t *src, unsigned mask);
 
+/* The string members: JSON key (API and stored), 2.4's query-string name,
+ * TREE_RF_* bit, offset of the char * in tree_rule_t. */
+typedef struct {
+    const char *json, *qs;
+    unsigned bit;
+    size_t off;
+} tree_rule_field_t;
+#define TREE_RULE_N_STR_FIELDS 7
+extern const tree_rule_field_t tree_rule_str_fields[TREE_RULE_N_STR_FIELDS];
+
 /* Reads a rule object (the API's and the stored JSON) into r (initialised
  * by the caller); *mask (may be NULL) gets the members present. Number
  * members may be JSON numbers or strings holding integers. Returns 0, or
@@ -127,12 +137,17 @@ typedef struct {
     size_t n_messages;
 } tree_build_result_t;
 
+enum {
+    TREE_BUILD_MESSAGES = 1u << 0, /* fill out->messages (for /api/tree/test) */
+};
+
 /* Runs the series through rules[0..n) (any order; sorted by level, order
  * inside; each validated). *out must be zeroed; free it with
- * tree_build_result_free. Returns 0, or OCT_EINVAL when the series breaks
- * an assumption 2.4 also refuses (a custom member whose value is null). */
+ * tree_build_result_free. flags: TREE_BUILD_*. Returns 0, or OCT_EINVAL
+ * when the series breaks an assumption 2.4 also refuses (a custom member
+ * whose value is null). */
 OCT_MUST_CHECK int tree_build(const tree_rule_t *rules, size_t n, const tree_series_view_t *s,
-                              tree_build_result_t *out, oct_errbuf_t *eb);
+                              unsigned flags, tree_build_result_t *out, oct_errbuf_t *eb);
 void tree_build_result_free(tree_build_result_t *r);
 
 #endif

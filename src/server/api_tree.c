@@ -50,6 +50,15 @@ static void tree_fail(api_call_t *c, int rc, const oct_errbuf_t *eb)
     http_error(c->resp, rc == OCT_EINVAL ? 400 : 500, eb->msg, NULL);
 }
 
+/* 204, or the failure of rc. */
+static void tree_done(api_call_t *c, int rc, const oct_errbuf_t *eb)
+{
+    if (rc)
+        tree_fail(c, rc, eb);
+    else
+        tree_no_content(c);
+}
+
 /* A query-string integer: 1 (set *out), 0 (absent; an error when required),
  * -1 (answered 400). */
 static int tree_qs_int(api_call_t *c, const char *name, int required, const char *bad, int *out)
@@ -328,11 +337,7 @@ void api_tree(api_call_t *c)
     } else if (c->verb == API_DELETE) {
         if (!tree_load(c, req.id, &cur)) goto out;
         tsdb_tree_clear(&cur);
-        int rc = tsdb_tree_purge(c->tsd->db, req.id, definition, NULL, &eb);
-        if (rc)
-            tree_fail(c, rc, &eb);
-        else
-            tree_no_content(c);
+        tree_done(c, tsdb_tree_purge(c->tsd->db, req.id, definition, NULL, &eb), &eb);
     } else {
         tree_unsupported_verb(c);
     }
@@ -507,24 +512,12 @@ static int tree_parse_rule_qs(api_call_t *c, tree_rule_t *r, unsigned *mask)
         }
         *mask |= TREE_RF_TYPE;
     }
-    static const struct {
-        const char *qs;
-        unsigned bit;
-        size_t off;
-    } strs[] = {
-        {"field", TREE_RF_FIELD, offsetof(tree_rule_t, field)},
-        {"custom_field", TREE_RF_CUSTOM_FIELD, offsetof(tree_rule_t, custom_field)},
-        {"regex", TREE_RF_REGEX, offsetof(tree_rule_t, regex)},
-        {"separator", TREE_RF_SEPARATOR, offsetof(tree_rule_t, separator)},
-        {"description", TREE_RF_DESCRIPTION, offsetof(tree_rule_t, description)},
-        {"notes", TREE_RF_NOTES, offsetof(tree_rule_t, notes)},
-        {"display_format", TREE_RF_DISPLAY_FORMAT, offsetof(tree_rule_t, display_format)},
-    };
-    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
-        const char *v = tree_qs_str(c, strs[i].qs);
+    for (size_t i = 0; i < TREE_RULE_N_STR_FIELDS; i++) {
+        const tree_rule_field_t *f = &tree_rule_str_fields[i];
+        const char *v = tree_qs_str(c, f->qs);
         if (!v) continue;
-        tree_rule_set((char **)((char *)r + strs[i].off), v);
-        *mask |= strs[i].bit;
+        tree_rule_set((char **)((char *)r + f->off), v);
+        *mask |= f->bit;
     }
     int rc = tree_qs_int(c, "regex_group_idx", 0, "Unable to parse the 'regex_group_idx' parameter",
                          &r->regex_group_idx);
@@ -628,11 +621,7 @@ void api_tree_rule(api_call_t *c)
         if (!cur) {
             tree_rule_missing(c, &r);
         } else {
-            int rc = tsdb_tree_rule_delete(c->tsd->db, r.tree_id, r.level, r.order, &eb);
-            if (rc)
-                tree_fail(c, rc, &eb);
-            else
-                tree_no_content(c);
+            tree_done(c, tsdb_tree_rule_delete(c->tsd->db, r.tree_id, r.level, r.order, &eb), &eb);
         }
     } else {
         tree_unsupported_verb(c);
@@ -697,16 +686,9 @@ void api_tree_rules(api_call_t *c)
         int rc = c->verb == API_PUT ? tsdb_tree_rules_delete_all(c->tsd->db, tree_id, &eb) : 0;
         for (size_t i = 0; !rc && i < n_next; i++)
             rc = tsdb_tree_rule_put(c->tsd->db, &next[i], &eb);
-        if (rc)
-            tree_fail(c, rc, &eb);
-        else
-            tree_no_content(c);
+        tree_done(c, rc, &eb);
     } else if (c->verb == API_DELETE) {
-        int rc = tsdb_tree_rules_delete_all(c->tsd->db, tree_id, &eb);
-        if (rc)
-            tree_fail(c, rc, &eb);
-        else
-            tree_no_content(c);
+        tree_done(c, tsdb_tree_rules_delete_all(c->tsd->db, tree_id, &eb), &eb);
     } else {
         tree_unsupported_verb(c);
     }
@@ -860,7 +842,7 @@ void api_tree_test(api_call_t *c)
             tree_test_messages(&w, msg);
         } else {
             tree_build_result_t r = {0};
-            rc = tree_build(t.rules, t.n_rules, &s.view, &r, &eb);
+            rc = tree_build(t.rules, t.n_rules, &s.view, TREE_BUILD_MESSAGES, &r, &eb);
             int stored = !rc && r.leaf && r.n_branches && !(r.not_matched && t.strict_match);
             if (!rc && r.not_matched && t.strict_match) {
                 char msg[2048];

@@ -46,11 +46,7 @@ static int tree_check_id(int id, oct_errbuf_t *eb)
 static char *tree_dup_member(const json_value_t *o, const char *key)
 {
     const json_value_t *v = json_obj_get(o, key);
-    if (!v || v->type != JSON_STRING) return xstrdup("");
-    char *s = xmalloc(v->len + 1);
-    memcpy(s, v->str, v->len);
-    s[v->len] = '\0';
-    return s;
+    return v && v->type == JSON_STRING ? xstrndup(v->str, v->len) : xstrdup("");
 }
 
 /* The definition cell's JSON into t (id set by the caller). */
@@ -296,6 +292,22 @@ int tsdb_tree_rule_delete(tsdb_t *db, int tree_id, int level, int order, oct_err
     return store_write(tsdb_store(db), STORE_TABLE_TREE, &op, 1, 0, eb);
 }
 
+/* Deletes the cells listed in *cells (partition part), adds their count to
+ * *n and empties the list. */
+static int tree_delete_cells(tsdb_t *db, const uint8_t part[2], store_result_t *cells, uint64_t *n,
+                             oct_errbuf_t *eb)
+{
+    if (!cells->n) return 0;
+    store_op_t *ops = xmalloc(cells->n * sizeof *ops);
+    for (size_t i = 0; i < cells->n; i++)
+        ops[i] = (store_op_t){STORE_OP_DELETE_CELL, oct_slice(part, 2), cells->cells[i]};
+    int rc = store_write(tsdb_store(db), STORE_TABLE_TREE, ops, cells->n, 0, eb);
+    free(ops);
+    if (!rc) *n += cells->n;
+    store_result_reset(cells);
+    return rc;
+}
+
 /* Deletes the cells of the tree's partition that keep() refuses, in
  * batches. */
 typedef int (*tree_keep_fn)(oct_slice_t row, oct_slice_t qual, int id);
@@ -321,26 +333,10 @@ static int tree_delete_where(tsdb_t *db, int id, tree_keep_fn keep, uint64_t *n_
             if (keep(c->row, c->qualifier, id)) continue;
             store_result_add(&pending, c->row, c->family, c->qualifier, oct_slice(NULL, 0));
         }
-        if (pending.n >= 512) {
-            store_op_t *ops = xmalloc(pending.n * sizeof *ops);
-            for (size_t i = 0; i < pending.n; i++)
-                ops[i] = (store_op_t){STORE_OP_DELETE_CELL, oct_slice(key, 2), pending.cells[i]};
-            rc = store_write(tsdb_store(db), STORE_TABLE_TREE, ops, pending.n, 0, eb);
-            free(ops);
-            if (rc) break;
-            n += pending.n;
-            store_result_reset(&pending);
-        }
+        if (pending.n >= 512 && (rc = tree_delete_cells(db, key, &pending, &n, eb))) break;
     }
     store_scan_close(sc);
-    if (rc == 0 && pending.n) {
-        store_op_t *ops = xmalloc(pending.n * sizeof *ops);
-        for (size_t i = 0; i < pending.n; i++)
-            ops[i] = (store_op_t){STORE_OP_DELETE_CELL, oct_slice(key, 2), pending.cells[i]};
-        rc = store_write(tsdb_store(db), STORE_TABLE_TREE, ops, pending.n, 0, eb);
-        free(ops);
-        if (!rc) n += pending.n;
-    }
+    if (rc == 0) rc = tree_delete_cells(db, key, &pending, &n, eb);
     store_result_free(&row);
     store_result_free(&pending);
     if (n_cells) *n_cells = n;

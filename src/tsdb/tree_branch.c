@@ -27,14 +27,6 @@
 
 static const char *const tree_rec_pfx[3] = {NULL, "tree_collision:", "tree_not_matched:"};
 
-static char *tree_strndup(const void *p, size_t n)
-{
-    char *r = xmalloc(n + 1);
-    memcpy(r, p, n);
-    r[n] = '\0';
-    return r;
-}
-
 void tsdb_tree_branch_id(int tree_id, const char *const *names, size_t n, uint8_t *out)
 {
     oct_put_be16(out, (uint16_t)tree_id);
@@ -96,7 +88,7 @@ static int tree_branch_parse(const uint8_t *p, size_t n, tsdb_tree_branch_t *b, 
     for (const json_value_t *v = path->child; v; v = v->next) {
         long d = strtol(v->key, NULL, 10);
         if (d < 0 || (size_t)d >= path->n || v->type != JSON_STRING || b->path[d]) continue;
-        b->path[d] = tree_strndup(v->str, v->len);
+        b->path[d] = xstrndup(v->str, v->len);
     }
     b->n_path = path->n;
     for (size_t i = 0; i < b->n_path; i++)
@@ -138,8 +130,8 @@ static int tree_leaf_parse(const uint8_t *p, size_t n, tsdb_tree_leaf_t *l)
     const json_value_t *ts = ok ? json_obj_get(o, "tsuid") : NULL;
     ok = dn && ts && dn->type == JSON_STRING && ts->type == JSON_STRING;
     if (ok) {
-        l->display_name = tree_strndup(dn->str, dn->len);
-        l->tsuid_hex = tree_strndup(ts->str, ts->len);
+        l->display_name = xstrndup(dn->str, dn->len);
+        l->tsuid_hex = xstrndup(ts->str, ts->len);
     }
     json_arena_free(&a);
     return ok ? 0 : -1;
@@ -238,7 +230,7 @@ static char *tree_uid_custom(tsdb_t *db, codec_uid_kind_t kind, uint64_t uid)
             json_writer_t w;
             json_w_init(&w, &sb);
             json_w_value(&w, c);
-            out = tree_strndup(sb.ptr, sb.len);
+            out = xstrndup(sb.ptr, sb.len);
             oct_strbuf_free(&sb);
         }
     }
@@ -286,7 +278,7 @@ int tsdb_tree_series_load(tsdb_t *db, const uint8_t *tsuid, size_t len, tsdb_tre
             tsdb_tree_series_free(out);
             return rc;
         }
-        out->uids[i].name = tree_strndup(name, nl);
+        out->uids[i].name = xstrndup((const char *)name, nl);
         out->uids[i].custom_json = tree_uid_custom(db, kind, uid);
     }
     /* tag keys and values as two parallel arrays for the engine */
@@ -346,7 +338,7 @@ int tsdb_tree_process(tsdb_t *db, const tsdb_tree_t *t, const tsdb_tree_series_t
 {
     tree_build_result_t local = {0};
     tree_build_result_t *r = res ? res : &local;
-    int rc = tree_build(t->rules, t->n_rules, &s->view, r, eb);
+    int rc = tree_build(t->rules, t->n_rules, &s->view, 0, r, eb);
     if (rc) goto done;
     if (r->not_matched && t->strict_match) {
         /* 2.4 means to record these but never does (docs/compat.md) */

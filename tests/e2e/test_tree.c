@@ -455,6 +455,36 @@ static void tree_purge_and_sync(void **state)
               "{\"error\":{\"code\":404,\"message\":\"Unable to locate tree: 3\"}}");
 }
 
+/* The same commands on the stopped data dir: the TSD is started again after. */
+static void tree_cli_offline(void **state)
+{
+    (void)state;
+    assert_int_equal(tu_tsd_stop(&T), 0);
+    char *out;
+    const char *purge[] = {"treepurge", "2", "TRUE", NULL};
+    assert_int_equal(run_uid(purge, &out), 0);
+    assert_string_equal(out, "treepurge: tree 2: branches, leaves, collisions and not-matched "
+                             "deleted, and the definition and rules\n");
+    free(out);
+    const char *gone[] = {"treepurge", "2", NULL};
+    assert_int_equal(run_uid(gone, &out), 3);
+    free(out);
+    /* trees 1 (everything there already: U, S, M stored, D a collision) and 4
+     * (U, S, M not matched, D stored) remain enabled */
+    const char *sync[] = {"treesync", "--set", "tsd.core.tree.enable_processing=true", NULL};
+    assert_int_equal(run_uid(sync, &out), 0);
+    assert_string_equal(out, "treesync: 4 series; 4 stored, 1 collisions, 3 not matched, "
+                             "0 without a branch\n");
+    free(out);
+    assert_int_equal(tu_tsd_start(&T, tsd_args), 0);
+    AC_EXPECT(&T, "GET", "/api/tree?treeid=2", NULL, 404,
+              "{\"error\":{\"code\":404,\"message\":\"Unable to locate tree: 2\"}}");
+    char *r = ac_req_ok(&T, "GET", "/api/tree/branch?branch=00010001BECD", NULL, 200);
+    if (!strstr(r, "\"displayName\":\"cpu\"") || !strstr(r, "\"displayName\":\"mem\""))
+        fail_msg("tree 1 branch sys: <%s>", r);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +494,7 @@ int main(void)
         cmocka_unit_test(tree_collisions_and_not_matched),
         cmocka_unit_test(tree_test_endpoint),
         cmocka_unit_test(tree_purge_and_sync),
+        cmocka_unit_test(tree_cli_offline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -82,7 +82,7 @@ static void expect(tree_rule_t *rules, size_t n, const char *chain, const char *
 {
     tree_build_result_t r = {0};
     oct_errbuf_t eb;
-    assert_int_equal(tree_build(rules, n, &series, &r, &eb), 0);
+    assert_int_equal(tree_build(rules, n, &series, TREE_BUILD_MESSAGES, &r, &eb), 0);
     char got[512] = "";
     for (size_t i = 0; i < r.n_branches; i++) {
         if (i) strcat(got, "/");
