@@ -122,24 +122,6 @@ void api_legacy_logs(api_call_t *c);
 void api_legacy_stats(api_call_t *c);
 void api_legacy_q(api_call_t *c);
 
-/* One /api/stats entry: OpenTSDB's metric name ("tsd.rpc.received", a
- * static string), a "k=v" tag or "" (static), the value, and whether it is
- * a gauge (a level that goes down as well as up) rather than a counter. */
-typedef struct {
-    const char *metric;
-    const char *tag;
-    uint64_t value;
-    int gauge;
-} api_stat_t;
-
-/* The most entries api_stats_collect fills. */
-#define API_STATS_MAX 48
-
-/* The TSD's stats as /api/stats and /metrics both report them, in
- * /api/stats order: fills out[0..API_STATS_MAX) and returns how many.
- * The host tag is not included (the renderer adds it if it wants it). */
-size_t api_stats_collect(api_call_t *c, api_stat_t *out);
-
 /* The router's tables as data, for tests that must cover every route:
  * path after "/api/" (or after "/" when legacy), the verbs it takes and those
  * of them a read-only credential may not use. Fills up to cap entries and
@@ -172,7 +154,6 @@ const char *api_json_cstr(api_call_t *c, const json_value_t *o, const char *key)
 
 /* Writes the response as JSON: initialises a writer on resp->body. */
 void api_json_begin(api_call_t *c, json_writer_t *w);
-
 
 /* The timestamp member of a /api/put point, with its rules (api_put.c): 0 with the time in
  * ms and whether it was given in ms, or -1 with OpenTSDB's text in msg. */

@@ -224,7 +224,7 @@ static int q_result(void *ctx, const exec_result_t *r)
     return 0;
 }
 
-void api_legacy_q(api_call_t *c)
+static void legacy_q(api_call_t *c)
 {
     int64_t t0 = oct_clock_mono_ns();
     int ascii = api_flag(c, "ascii"), json = api_flag(c, "json");
@@ -287,4 +287,13 @@ void api_legacy_q(api_call_t *c)
     json_w_int(&w, (oct_clock_mono_ns() - t0) / 1000000);
     json_w_obj_end(&w);
     query_free(&q);
+}
+
+void api_legacy_q(api_call_t *c)
+{
+    int64_t t0 = oct_clock_mono_ns();
+    legacy_q(c);
+    /* tsd.http.latency_*pct type=graph: answered graphs only, as 2.4 counts them */
+    if (c->resp->status < 300)
+        stats_latency_add(&c->tsd->lat_graph, (uint64_t)(oct_clock_mono_ns() - t0) / 1000);
 }
