@@ -121,6 +121,10 @@ void api_legacy_version(api_call_t *c);
 void api_legacy_logs(api_call_t *c);
 void api_legacy_stats(api_call_t *c);
 void api_legacy_q(api_call_t *c);
+/* /q?...&png (api_graph.c): q (parsed by api_query_parse_get) drawn by gnuplot with the
+ * request's gnuplot options; the PNG, or 400 for a bad option, 501 without gnuplot. Returns 0
+ * or -1 (the error answer written). May block while gnuplot runs (at most 30 s). */
+int api_graph_png(api_call_t *c, query_t *q);
 
 /* The router's tables as data, for tests that must cover every route:
  * path after "/api/" (or after "/" when legacy), the verbs it takes and those
