@@ -173,6 +173,7 @@ static int graph_run(const char *gnuplot, const char *dir, char *msg, size_t cap
             dup2(fd, 2);
             dup2(fd, 1);
         }
+        close_range(3, ~0u, 0); /* not the TSD's sockets and files */
         execl(gnuplot, "gnuplot", "graph.gnuplot", (char *)NULL);
         _exit(127);
     }
