@@ -145,7 +145,9 @@ uint64_t stats_queries_running(stats_queries_t *qs)
     return n;
 }
 
-static void w_query(json_writer_t *w, const stats_query_t *q)
+/* The members running and completed entries share: query, remote, user and the headers
+ * (under 2.4's two names for them). */
+static void w_query(json_writer_t *w, const stats_query_t *q, const char *headers_key)
 {
     json_w_key(w, "query");
     if (q->query)
@@ -156,6 +158,12 @@ static void w_query(json_writer_t *w, const stats_query_t *q)
         json_w_key(w, "queryTruncated");
         json_w_bool(w, 1);
     }
+    json_w_key(w, "remote");
+    json_w_str(w, q->remote);
+    json_w_key(w, "user");
+    json_w_null(w);
+    json_w_key(w, headers_key);
+    json_w_raw(w, q->headers.ptr, q->headers.len);
 }
 
 static void w_ms(json_writer_t *w, const char *key, int64_t ns)
@@ -189,13 +197,7 @@ static const char *reason_phrase(int status)
 static void w_completed(json_writer_t *w, const stats_query_t *q, uint64_t n_running)
 {
     json_w_obj_begin(w);
-    w_query(w, q);
-    json_w_key(w, "remote");
-    json_w_str(w, q->remote);
-    json_w_key(w, "user");
-    json_w_null(w);
-    json_w_key(w, "requestHeaders");
-    json_w_raw(w, q->headers.ptr, q->headers.len);
+    w_query(w, q, "requestHeaders");
     json_w_key(w, "numRunningQueries");
     json_w_uint(w, n_running);
     json_w_key(w, "httpResponse");
@@ -250,13 +252,7 @@ void stats_queries_json(stats_queries_t *qs, json_writer_t *w)
         last = last->next;
     for (const stats_query_t *q = last; q; q = q->prev) {
         json_w_obj_begin(w);
-        w_query(w, q);
-        json_w_key(w, "remote");
-        json_w_str(w, q->remote);
-        json_w_key(w, "user");
-        json_w_null(w);
-        json_w_key(w, "headers");
-        json_w_raw(w, q->headers.ptr, q->headers.len);
+        w_query(w, q, "headers");
         json_w_key(w, "queryStart");
         json_w_int(w, q->start_ms);
         json_w_key(w, "elapsed");
