@@ -24,9 +24,9 @@ build: deps $(BUILD)/CMakeCache.txt
 # replay, the UI in a browser), then the sanitizer builds (scripts/test.sh
 # says which). Packages the tests need beyond the build: pkg (the .deb and
 # install checks), ceph (the cluster the rados backend's tests run on), ui
-# (the browser tests' chromium and npm packages).
+# (the browser tests' chromium and npm packages), graph (gnuplot for /q?png).
 test: build
-	@scripts/install-deps.sh pkg ceph ui
+	@scripts/install-deps.sh pkg ceph ui graph
 	scripts/test.sh $(BUILD)
 
 # The binary, man page octsdb(1), systemd unit, sysusers.d entry and example

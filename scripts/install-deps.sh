@@ -23,6 +23,8 @@ for group in "$@"; do
     lint) PKGS+=(clang-format clang-tidy cppcheck) ;;
     pkg) PKGS+=(debhelper dpkg-dev systemd man-db curl) ;;
     ceph) PKGS+=(ceph-mon ceph-osd ceph-common python3) ;;
+    # graph: gnuplot for /q?png (from `make test`; the TSD answers 501 without it)
+    graph) PKGS+=(gnuplot-nox) ;;
     # ui: the browser tests (tests/ui/): Debian's chromium, Node and npm when
     # missing (a Node from elsewhere is kept: Debian's npm would conflict),
     # then puppeteer-core from tests/ui/package-lock.json, no browser download.
@@ -33,7 +35,7 @@ for group in "$@"; do
         want_ui=1
         ;;
     *)
-        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint, pkg, ceph, ui)" >&2
+        echo "octsdb: install-deps.sh: unknown group '$group' (known: lint, pkg, ceph, ui, graph)" >&2
         exit 2
         ;;
     esac

@@ -414,7 +414,11 @@ int tu_http(int port, const char *method, const char *target, const char *header
         if (hdrs) {
             *hdrs = strndup(buf, (size_t)(sep - buf) + 2);
         }
-        if (resp) *resp = strdup(sep + 4);
+        if (resp) { /* the whole body, binary ones too (NUL-terminated besides) */
+            size_t bl = len - (size_t)(sep + 4 - buf);
+            *resp = malloc(bl + 1);
+            memcpy(*resp, sep + 4, bl + 1);
+        }
     }
     free(buf);
     return status;

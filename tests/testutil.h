@@ -86,8 +86,8 @@ const char *tu_telnet_tx(int fd, const char **version, const char *fmt, ...)
 
 /* One HTTP/1.1 request with `Connection: close`. headers: extra header lines
  * each ending in "\r\n" (or NULL). Body may be NULL. Returns the status code
- * (or -1), the response body in *resp (malloc'd, NUL-terminated; may be
- * NULL) and, if hdrs is non-NULL, the raw response headers (malloc'd). */
+ * (or -1), the response body in *resp (malloc'd, all of it even when binary,
+ * NUL-terminated; may be NULL) and, if hdrs is non-NULL, the raw response headers (malloc'd). */
 int tu_http(int port, const char *method, const char *target, const char *headers, const void *body,
             size_t body_len, char **resp, char **hdrs);
 

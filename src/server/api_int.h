@@ -134,24 +134,10 @@ void api_legacy_version(api_call_t *c);
 void api_legacy_logs(api_call_t *c);
 void api_legacy_stats(api_call_t *c);
 void api_legacy_q(api_call_t *c);
-
-/* One /api/stats entry: OpenTSDB's metric name ("tsd.rpc.received", a
- * static string), a "k=v" tag or "" (static), the value, and whether it is
- * a gauge (a level that goes down as well as up) rather than a counter. */
-typedef struct {
-    const char *metric;
-    const char *tag;
-    uint64_t value;
-    int gauge;
-} api_stat_t;
-
-/* The most entries api_stats_collect fills. */
-#define API_STATS_MAX 48
-
-/* The TSD's stats as /api/stats and /metrics both report them, in
- * /api/stats order: fills out[0..API_STATS_MAX) and returns how many.
- * The host tag is not included (the renderer adds it if it wants it). */
-size_t api_stats_collect(api_call_t *c, api_stat_t *out);
+/* /q?...&png (api_graph.c): q (parsed by api_query_parse_get) drawn by gnuplot with the
+ * request's gnuplot options; the PNG, or 400 for a bad option, 501 without gnuplot. Returns 0
+ * or -1 (the error answer written). May block while gnuplot runs (at most 30 s). */
+int api_graph_png(api_call_t *c, query_t *q);
 
 /* The router's tables as data, for tests that must cover every route:
  * path after "/api/" (or after "/" when legacy), the verbs it takes and those

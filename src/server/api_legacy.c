@@ -1,8 +1,8 @@
 /* api_legacy.c -- OpenTSDB 2.4's UI-era routes, still read by old scripts
  * and monitoring: /version (text; /version.json or a URI ending in "json":
  * the /api/version object), /logs (recent log lines), /stats (the telnet
- * stats lines) and /q (queries as text or JSON; graphs need gnuplot, which
- * octsdb does not run). Shapes are 2.4's (docs/http-api.md, "Legacy
+ * stats lines) and /q (queries as text or JSON; png drawn by gnuplot,
+ * api_graph.c). Shapes are 2.4's (docs/http-api.md, "Legacy
  * routes"); the deviations are in docs/compat.md. */
 #include <inttypes.h>
 #include <math.h>
@@ -224,14 +224,14 @@ static int q_result(void *ctx, const exec_result_t *r)
     return 0;
 }
 
-void api_legacy_q(api_call_t *c)
+static void legacy_q(api_call_t *c)
 {
     int64_t t0 = oct_clock_mono_ns();
-    int ascii = api_flag(c, "ascii"), json = api_flag(c, "json");
-    if (!ascii && !json) {
-        /* png, or the HTML page around a png */
-        http_error(c->resp, 501, "Graphs need gnuplot, which octsdb does not run",
-                   "Use /q with ascii or json, or /api/query; or draw with Grafana");
+    int ascii = api_flag(c, "ascii"), json = api_flag(c, "json"), png = api_flag(c, "png");
+    if (!ascii && !json && !png) {
+        /* the HTML page around a png: the UI is octsdb's own */
+        http_error(c->resp, 501, "The graph page is not served",
+                   "Use /q with png, ascii or json, or /api/query; or the UI at /");
         return;
     }
     char m[4];
@@ -246,6 +246,11 @@ void api_legacy_q(api_call_t *c)
         return;
     }
     q.no_annotations = 1;
+    if (png && !ascii && !json) {
+        (void)api_graph_png(c, &q);
+        query_free(&q);
+        return;
+    }
     q_out_t o = {c, &q, json && !ascii, 0, 0, NULL, NULL};
     o.etags = json_arena_alloc(&c->arena, q.n_subs * sizeof *o.etags);
     o.n_etags = json_arena_alloc(&c->arena, q.n_subs * sizeof *o.n_etags);
@@ -287,4 +292,13 @@ void api_legacy_q(api_call_t *c)
     json_w_int(&w, (oct_clock_mono_ns() - t0) / 1000000);
     json_w_obj_end(&w);
     query_free(&q);
+}
+
+void api_legacy_q(api_call_t *c)
+{
+    int64_t t0 = oct_clock_mono_ns();
+    legacy_q(c);
+    /* tsd.http.latency_*pct type=graph: answered graphs only, as 2.4 counts them */
+    if (c->resp->status < 300)
+        stats_latency_add(&c->tsd->lat_graph, (uint64_t)(oct_clock_mono_ns() - t0) / 1000);
 }

@@ -12,18 +12,20 @@
  * host tag is left out (Prometheus adds its own instance label). Each
  * family gets one HELP and one TYPE line and all its samples together, as
  * the format requires, in the order of their first appearance in
- * /api/stats. */
+ * /api/stats. The figures are the same table as /api/stats and telnet
+ * `stats` (server/stats.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/strbuf.h"
 #include "server/api_int.h"
+#include "server/stats.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* The Prometheus family name of st into buf (cap >= 128). */
-static void metrics_name(const api_stat_t *st, char *buf, size_t cap)
+static void metrics_name(const tsd_stat_t *st, char *buf, size_t cap)
 {
     const char *m = st->metric;
     if (!strncmp(m, "tsd.", 4)) m += 4;
@@ -40,7 +42,7 @@ static void metrics_name(const api_stat_t *st, char *buf, size_t cap)
 
 /* The sample line: name{k="v"} value. Tag values are our own static words
  * (no quote, backslash or newline), so they need no escaping. */
-static void metrics_sample(oct_strbuf_t *b, const char *name, const api_stat_t *st)
+static void metrics_sample(oct_strbuf_t *b, const char *name, const tsd_stat_t *st)
 {
     const char *eq = strchr(st->tag, '=');
     if (eq)
@@ -52,10 +54,10 @@ static void metrics_sample(oct_strbuf_t *b, const char *name, const api_stat_t *
 
 void api_metrics(api_call_t *c)
 {
-    api_stat_t stats[API_STATS_MAX];
-    char names[API_STATS_MAX][128];
-    int done[API_STATS_MAX] = {0};
-    size_t n = api_stats_collect(c, stats);
+    tsd_stat_t stats[STATS_MAX];
+    char names[STATS_MAX][128];
+    int done[STATS_MAX] = {0};
+    size_t n = stats_collect(c->tsd, stats);
     for (size_t i = 0; i < n; i++)
         metrics_name(&stats[i], names[i], sizeof names[i]);
 

@@ -18,8 +18,9 @@
 #include "query/query.h"
 #include "server/api_int.h"
 #include "server/build_info.h"
+#include "server/stats.h"
+#include "server/stats_query.h"
 #include "tsdb/maint.h"
-#include "tsdb/retention.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/write.h"
 
@@ -156,33 +157,9 @@ void api_serializers(api_call_t *c)
     json_w_arr_end(&w);
 }
 
-/* The bytes the store holds, for tsd.storage.bytes. Asking costs a walk of
- * the index on RADOS, and /api/stats is polled (the UI's status page,
- * scrapers of /metrics): the answer is kept STORAGE_BYTES_TTL_MS per TSD.
- * A store that cannot tell gives 0. */
-#define STORAGE_BYTES_TTL_MS 10000
-static uint64_t api_storage_bytes(tsd_ctx_t *tsd, int64_t now_ms)
-{
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static const tsd_ctx_t *for_tsd;
-    static int64_t at_ms;
-    static uint64_t bytes;
-    pthread_mutex_lock(&mu);
-    if (for_tsd != tsd || now_ms - at_ms >= STORAGE_BYTES_TTL_MS || now_ms < at_ms) {
-        oct_errbuf_t eb;
-        uint64_t b = 0;
-        if (tsdb_disk_usage(tsd->db, &b, &eb)) b = 0;
-        for_tsd = tsd;
-        at_ms = now_ms;
-        bytes = b;
-    }
-    uint64_t b = bytes;
-    pthread_mutex_unlock(&mu);
-    return b;
-}
-
-/* One stats entry; tag is "k=v" or "" (the host tag is always added). */
-static void api_stat_json(api_call_t *c, json_writer_t *w, int64_t now, const api_stat_t *st)
+/* One /api/stats entry as 2.4 writes it: the value as a string, the stat's
+ * tag (if any) and the host tag. */
+static void api_stat_json(api_call_t *c, json_writer_t *w, int64_t now, const tsd_stat_t *st)
 {
     json_w_obj_begin(w);
     json_w_key(w, "metric");
@@ -206,65 +183,10 @@ static void api_stat_json(api_call_t *c, json_writer_t *w, int64_t now, const ap
     json_w_obj_end(w);
 }
 
-size_t api_stats_collect(api_call_t *c, api_stat_t *out)
-{
-    static const struct {
-        const char *metric, *tag;
-    } ctrs[] = {
-#define TSD_CTR_NAME(e, name, tag) {"tsd." name, tag},
-        TSD_COUNTER_MAP(TSD_CTR_NAME)
-#undef TSD_CTR_NAME
-    };
-    _Static_assert(TSD_CTR_COUNT + 16 + 2 * CODEC_UID_N_KINDS <= API_STATS_MAX,
-                   "API_STATS_MAX too small");
-    size_t n = 0;
-#define API_STAT(m, t, v, g) (out[n++] = (api_stat_t){(m), (t), (v), (g)})
-    for (size_t i = 0; i < TSD_CTR_COUNT; i++)
-        API_STAT(ctrs[i].metric, ctrs[i].tag,
-                 atomic_load_explicit(&c->tsd->counters[i], memory_order_relaxed),
-                 i == TSD_CTR_CONN_OPEN);
-    int64_t now = oct_clock_wall_ms() / 1000;
-    API_STAT("tsd.uptime", "", (uint64_t)(now - c->tsd->started_s), 1);
-
-    tsdb_stats_t st;
-    memset(&st, 0, sizeof st);
-    tsdb_stats(c->tsd->db, &st);
-    API_STAT("tsd.datapoints.added", "type=all", st.points_accepted, 0);
-    API_STAT("tsd.datapoints.rejected", "type=all", st.points_rejected, 0);
-    API_STAT("tsd.datapoints.duplicates", "", st.duplicates, 0);
-    API_STAT("tsd.series.active", "", st.series, 1);
-    API_STAT("tsd.series.created", "", st.series_created, 0);
-    API_STAT("tsd.head.points", "", st.head_points, 1);
-    API_STAT("tsd.wal.bytes_written", "", st.wal_bytes_written, 0);
-    API_STAT("tsd.wal.syncs", "", st.wal_syncs, 0);
-    API_STAT("tsd.storage.blocks_flushed", "", st.blocks_flushed, 0);
-    API_STAT("tsd.storage.flush_errors", "", st.flush_errors, 0);
-    API_STAT("tsd.storage.bytes", "", api_storage_bytes(c->tsd, oct_clock_wall_ms()), 1);
-    tsdb_retention_stats_t rs;
-    tsdb_retention_stats(c->tsd->db, &rs);
-    API_STAT("tsd.retention.passes", "", rs.passes, 0);
-    API_STAT("tsd.retention.errors", "", rs.errors, 0);
-    API_STAT("tsd.retention.expired.partitions", "table=raw", rs.raw_parts, 0);
-    API_STAT("tsd.retention.expired.partitions", "table=rollup", rs.rollup_parts, 0);
-
-    /* OpenTSDB's UID usage: tsd.uid.ids-used / ids-available kind=<kind>. */
-    uid_registry_t *u = tsdb_uids(c->tsd->db);
-    static const char *const kinds[] = {"kind=metrics", "kind=tagk", "kind=tagv"};
-    for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
-        uint64_t used = 0;
-        if (uid_counter(u, (codec_uid_kind_t)k, &used, NULL)) used = 0;
-        uint64_t max = codec_uid_max(uid_width(u, (codec_uid_kind_t)k));
-        API_STAT("tsd.uid.ids-used", kinds[k], used, 1);
-        API_STAT("tsd.uid.ids-available", kinds[k], max > used ? max - used : 0, 1);
-    }
-#undef API_STAT
-    return n;
-}
-
 void api_stats(api_call_t *c)
 {
-    api_stat_t stats[API_STATS_MAX];
-    size_t n = api_stats_collect(c, stats);
+    tsd_stat_t stats[STATS_MAX];
+    size_t n = stats_collect(c->tsd, stats);
     int64_t now = oct_clock_wall_ms() / 1000;
     json_writer_t w;
     api_json_begin(c, &w);
@@ -276,22 +198,40 @@ void api_stats(api_call_t *c)
 
 void api_stats_query(api_call_t *c)
 {
-    /* No query runs are tracked yet: OpenTSDB's shape with empty lists. */
     json_writer_t w;
     api_json_begin(c, &w);
-    json_w_obj_begin(&w);
-    json_w_key(&w, "running");
-    json_w_arr_begin(&w);
-    json_w_arr_end(&w);
-    json_w_key(&w, "completed");
-    json_w_arr_begin(&w);
-    json_w_arr_end(&w);
-    json_w_obj_end(&w);
+    stats_queries_json(c->tsd->queries, &w);
+}
+
+/* 2.4's Thread.State name for a /proc state letter (docs/stats.md). */
+static const char *thread_state(char st)
+{
+    switch (st) {
+    case 'R':
+        return "RUNNABLE";
+    case 'S': /* interruptible sleep: waiting on a lock, a condition or I/O */
+    case 'I':
+        return "WAITING";
+    case 'D':
+        return "BLOCKED"; /* uninterruptible, usually disk I/O */
+    case 'Z':
+    case 'X':
+        return "TERMINATED";
+    case 'T':
+    case 't':
+        return "STOPPED";
+    default:
+        return "UNKNOWN";
+    }
 }
 
 void api_stats_threads(api_call_t *c)
 {
-    /* The process's threads from /proc/self/task: id, name, state letter. */
+    /* The process's threads from /proc/self/task/<tid>/stat: 2.4's threadID,
+     * name, state and priority (the nice value here), plus the state letter
+     * and CPU time. 2.4's stack and interrupted have no twin and are left out. */
+    long tick = sysconf(_SC_CLK_TCK);
+    if (tick <= 0) tick = 100;
     json_writer_t w;
     api_json_begin(c, &w);
     json_w_arr_begin(&w);
@@ -299,7 +239,7 @@ void api_stats_threads(api_call_t *c)
     struct dirent *de;
     while (d && (de = readdir(d))) {
         if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
-        char path[300], buf[512];
+        char path[300], buf[1024];
         snprintf(path, sizeof path, "/proc/self/task/%s/stat", de->d_name);
         FILE *f = fopen(path, "r");
         if (!f) continue;
@@ -307,19 +247,32 @@ void api_stats_threads(api_call_t *c)
         fclose(f);
         buf[n] = '\0';
         char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
-        if (!lp || !rp || rp < lp) continue;
-        char state = rp[1] == ' ' ? rp[2] : '?';
-        const char *st = state == 'R'   ? "RUNNABLE"
-                         : state == 'S' ? "WAITING"
-                         : state == 'D' ? "BLOCKED"
-                                        : "UNKNOWN";
+        if (!lp || !rp || rp < lp || !rp[1] || !rp[2]) continue;
+        /* after ") ": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt
+         * cmajflt utime(14) stime(15) cutime cstime priority(18) nice(19) */
+        char state = rp[2];
+        unsigned long long utime = 0, stime = 0;
+        long long nice = 0;
+        int got =
+            sscanf(rp + 3, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %lld",
+                   &utime, &stime, &nice);
         json_w_obj_begin(&w);
         json_w_key(&w, "threadID");
         json_w_int(&w, strtoll(de->d_name, NULL, 10));
         json_w_key(&w, "name");
         json_w_strn(&w, lp + 1, (size_t)(rp - lp - 1));
         json_w_key(&w, "state");
-        json_w_str(&w, st);
+        json_w_str(&w, thread_state(state));
+        json_w_key(&w, "stateCode");
+        json_w_strn(&w, &state, 1);
+        if (got == 3) {
+            json_w_key(&w, "priority");
+            json_w_int(&w, nice);
+            json_w_key(&w, "cpuUserMs");
+            json_w_uint(&w, utime * 1000 / (unsigned long long)tick);
+            json_w_key(&w, "cpuSystemMs");
+            json_w_uint(&w, stime * 1000 / (unsigned long long)tick);
+        }
         json_w_obj_end(&w);
     }
     if (d) closedir(d);

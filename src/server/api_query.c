@@ -40,6 +40,7 @@
 #include "common/xmalloc.h"
 #include "query/query.h"
 #include "server/api_int.h"
+#include "server/stats_query.h"
 #include "query/query_body.h"
 #include "tsdb/annotation.h"
 #include "exec/exec.h"
@@ -411,6 +412,74 @@ void api_query_error(api_call_t *c, int rc, const char *msg)
     http_error(c->resp, status, msg && *msg ? msg : oct_strerror(rc), NULL);
 }
 
+/* The whole query as 2.4 shows a TSQuery in /api/stats/query: start and end
+ * as resolved (ms), the flags, the sub-queries as showQuery writes them. */
+static void write_tsquery(oct_strbuf_t *out, const query_t *q)
+{
+    json_writer_t w;
+    json_w_init(&w, out);
+    json_w_obj_begin(&w);
+    json_w_key(&w, "start");
+    json_w_int(&w, q->start_ms);
+    json_w_key(&w, "end");
+    json_w_int(&w, q->end_ms);
+    json_w_key(&w, "timezone");
+    json_w_str(&w, q->timezone);
+    json_w_key(&w, "useCalendar");
+    json_w_bool(&w, q->use_calendar);
+    json_w_key(&w, "queries");
+    json_w_arr_begin(&w);
+    for (size_t i = 0; i < q->n_subs; i++)
+        write_sub(&w, &q->subs[i]);
+    json_w_arr_end(&w);
+    static const char *const flag_names[] = {"msResolution",      "showTSUIDs", "noAnnotations",
+                                             "globalAnnotations", "showQuery",  "showStats",
+                                             "showSummary",       "delete"};
+    const int flags[] = {q->ms_resolution, q->show_tsuids, q->no_annotations, q->global_annotations,
+                         q->show_query,    q->show_stats,  q->show_summary,   q->delete_data};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+        json_w_key(&w, flag_names[i]);
+        json_w_bool(&w, flags[i]);
+    }
+    json_w_obj_end(&w);
+}
+
+/* Ends the query's /api/stats/query entry and counts it in
+ * tsd.http.query.success / invalid_requests / exceptions by its status. */
+static void track_end(api_call_t *c, stats_query_t *sq, const exec_stats_t *st, int64_t ser_ns)
+{
+    int status = c->resp->status;
+    tsd_count(c->tsd,
+              status < 300   ? TSD_CTR_QUERY_SUCCESS
+              : status < 500 ? TSD_CTR_QUERY_INVALID
+                             : TSD_CTR_QUERY_EXCEPTIONS,
+              1);
+    stats_query_figures_t f = {0};
+    if (st) {
+        f.series = st->series;
+        f.raw_points = st->raw_points;
+        f.emitted_points = st->emitted_points;
+        f.resolve_ns = st->resolve_ns;
+        f.scan_ns = st->scan_ns;
+        f.agg_ns = st->agg_ns;
+    }
+    f.serialization_ns = ser_ns;
+    char msg[512] = "";
+    if (status >= 300) { /* the message of the error body http_error wrote */
+        json_arena_t a = JSON_ARENA_INIT;
+        json_value_t *v;
+        oct_errbuf_t eb;
+        if (!json_parse(&a, c->resp->body.ptr, c->resp->body.len, 0, &v, &eb) &&
+            v->type == JSON_OBJECT) {
+            const json_value_t *e = json_obj_get(v, "error");
+            const json_value_t *m = e && e->type == JSON_OBJECT ? json_obj_get(e, "message") : NULL;
+            if (m && m->type == JSON_STRING) snprintf(msg, sizeof msg, "%.*s", (int)m->len, m->str);
+        }
+        json_arena_free(&a);
+    }
+    stats_query_end(c->tsd->queries, sq, status, msg, &f);
+}
+
 static double ms_of(int64_t ns)
 {
     return (double)ns / 1e6;
@@ -427,6 +496,12 @@ static void run_query(api_call_t *c, query_t *q)
     o.q = q;
     oct_errbuf_t eb;
     int64_t t0 = oct_clock_mono_ns();
+    oct_strbuf_t qj = OCT_STRBUF_INIT;
+    write_tsquery(&qj, q);
+    stats_query_t *sq = stats_query_begin(tsd->queries, qj.ptr, qj.len, c->req);
+    oct_strbuf_free(&qj);
+    exec_stats_t st;
+    memset(&st, 0, sizeof st);
 
     if (q->global_annotations && !q->no_annotations) {
         int rc =
@@ -439,7 +514,6 @@ static void run_query(api_call_t *c, query_t *q)
 
     api_json_begin(c, &o.w); /* jsonp= is wrapped by api_handle */
     json_w_arr_begin(&o.w);
-    exec_stats_t st;
     int rc = exec_query(tsd->db, q, &opts, write_result, &o, &st, &eb);
     if (rc) {
         api_query_error(c, rc, eb.msg);
@@ -476,6 +550,7 @@ static void run_query(api_call_t *c, query_t *q)
     json_w_arr_end(&o.w);
     c->resp->status = 200;
 out:
+    track_end(c, sq, &st, o.ser_ns);
     free(o.globals);
     free(o.glens);
 }
@@ -522,6 +597,8 @@ void api_query(api_call_t *c, const char *sub)
         } else {
             run_query(c, &q);
         }
+    } else {
+        tsd_count(c->tsd, TSD_CTR_QUERY_INVALID, 1);
     }
     query_free(&q);
 }

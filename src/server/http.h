@@ -27,6 +27,14 @@ typedef struct http_request {
 /* A request header (case-insensitive name), or NULL. */
 const char *http_header(const http_request_t *req, const char *name);
 
+/* The client's address as "ip:port" ("[ip6]:port") into buf (cap >= 64); "" if the transport
+ * does not know it. */
+void http_remote(const http_request_t *req, char *buf, size_t cap);
+
+/* Calls cb with each request header (name and value as received), in arrival order. */
+void http_header_each(const http_request_t *req,
+                      void (*cb)(void *ctx, const char *name, const char *value), void *ctx);
+
 /* Query-string parameter `name`, percent/+ decoded, into buf (NUL-terminated,
  * truncated to cap-1). OpenTSDB's rule: the LAST occurrence wins. Returns 1
  * if present (value may be empty), 0 if absent. */

@@ -43,12 +43,15 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "server/http.h"
@@ -148,6 +151,49 @@ const char *http_header(const http_request_t *req, const char *name)
 {
     if (!req->header_fn) return NULL;
     return req->header_fn(req->conn, name);
+}
+
+void http_remote(const http_request_t *req, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (req->header_fn != http_mhd_header) return;
+    const http_req_t *r = req->conn;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!ci || !ci->client_addr) return;
+    char host[INET6_ADDRSTRLEN] = "";
+    if (ci->client_addr->sa_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ci->client_addr;
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        snprintf(buf, cap, "%s:%u", host, (unsigned)ntohs(a->sin_port));
+    } else if (ci->client_addr->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ci->client_addr;
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        snprintf(buf, cap, "[%s]:%u", host, (unsigned)ntohs(a->sin6_port));
+    }
+}
+
+typedef struct {
+    void (*cb)(void *ctx, const char *name, const char *value);
+    void *ctx;
+} http_each_t;
+
+static enum MHD_Result http_each_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                        const char *value)
+{
+    (void)kind;
+    http_each_t *e = cls;
+    e->cb(e->ctx, key, value ? value : "");
+    return MHD_YES;
+}
+
+void http_header_each(const http_request_t *req,
+                      void (*cb)(void *ctx, const char *name, const char *value), void *ctx)
+{
+    if (req->header_fn != http_mhd_header) return;
+    const http_req_t *r = req->conn;
+    http_each_t e = {cb, ctx};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, http_each_header, &e);
 }
 
 static int http_hexval(int c)
@@ -470,11 +516,15 @@ static void http_process(tsd_http_t *srv, http_req_t *r, http_response_t *resp)
         .header_fn = http_mhd_header,
     };
     tsd_count(srv->tsd, TSD_CTR_RPC_HTTP, 1);
+    int64_t t0 = oct_clock_mono_ns();
     if (http_decode_body(srv, http_worker(), r, http_header(&req, "Content-Encoding"), resp) == 0) {
         req.body = r->body ? r->body : (const uint8_t *)"";
         req.body_len = r->body_len;
         if (!http_cors(srv, &req, resp)) api_handle(srv->tsd, &req, resp);
     }
+    /* tsd.http.latency_*pct type=all: the time to the answer (docs/stats.md) */
+    stats_latency_add(&srv->tsd->lat_http, (uint64_t)(oct_clock_mono_ns() - t0) / 1000);
+    if (resp->status >= 500) tsd_count(srv->tsd, TSD_CTR_RPC_EXCEPTIONS, 1);
 }
 
 /* The log failed under an answer that waited for it (the headers, CORS

@@ -1,7 +1,7 @@
 /* stats_text.h -- the daemon's counters as OpenTSDB's ASCII stats lines,
  * "tsd.<name> <unix secs> <value> [<tag>] host=<host> [port=<port>]\n", as
  * the telnet `stats` command and the legacy /stats route write them. Any
- * thread (counters are read with relaxed atomics). */
+ * thread (stats_collect). */
 #ifndef OCT_SERVER_STATS_TEXT_H
 #define OCT_SERVER_STATS_TEXT_H
 

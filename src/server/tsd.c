@@ -40,6 +40,7 @@
 #include "server/http_server.h"
 #include "server/listener.h"
 #include "server/loop.h"
+#include "server/stats_query.h"
 #include "server/tls.h"
 #include "server/tsd_addr.h"
 #include "tsdb/retention.h"
@@ -263,6 +264,9 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     atomic_init(&t->shutdown, 0);
     for (int i = 0; i < TSD_CTR_COUNT; i++)
         atomic_init(&t->counters[i], 0);
+    stats_latency_init(&t->lat_http);
+    stats_latency_init(&t->lat_graph);
+    t->queries = stats_queries_new();
 
     rc = http_server_start(t, n_threads, &http, eb);
     if (rc) goto leave;
@@ -327,6 +331,7 @@ leave:
         tsdb_close(db);
         if (rc == 0) oct_log_info("tsd", "Shutdown complete");
     }
+    if (t) stats_queries_free(t->queries);
     free(t);
     tsd_wake_fd = -1;
     if (sfd >= 0) close(sfd);

@@ -14,26 +14,30 @@
 #include <stdint.h>
 
 #include "common/config.h"
+#include "server/stats_latency.h"
 #include "tsdb/tsdb.h"
 
 typedef enum { TSD_MODE_RW = 0, TSD_MODE_RO, TSD_MODE_WO } tsd_mode_t;
 
-/* Counters shown by /api/stats and the telnet `stats` command. XX(enum, "tsd.<name>", "extra tag")
- */
+/* Counters shown by /api/stats, the telnet `stats` command and /metrics (server/stats.h; every
+ * name in docs/stats.md). XX(enum, "tsd.<name>", "extra tag") */
 #define TSD_COUNTER_MAP(XX)                                                                        \
     XX(CONN_TELNET, "connectionmgr.connections", "type=telnet")                                    \
     XX(CONN_HTTP, "connectionmgr.connections", "type=http")                                        \
     XX(CONN_OPEN, "connectionmgr.connections", "type=open")                                        \
-    XX(CONN_REJECTED, "connectionmgr.exceptions", "type=rejected")                                 \
+    XX(CONN_REJECTED, "connectionmgr.connections", "type=rejected")                                \
     XX(RPC_TELNET, "rpc.received", "type=telnet")                                                  \
     XX(RPC_HTTP, "rpc.received", "type=http")                                                      \
     XX(RPC_PUT, "rpc.received", "type=put")                                                        \
     XX(RPC_HTTP_PUT, "http.latency_put.count", "")                                                 \
     XX(RPC_ERRORS_TELNET, "rpc.errors", "type=telnet")                                             \
-    XX(RPC_ERRORS_HTTP, "rpc.errors", "type=http")                                                 \
+    XX(RPC_EXCEPTIONS, "rpc.exceptions", "")                                                       \
     XX(PUT_INVALID_VALUES, "rpc.errors", "type=invalid_values")                                    \
     XX(PUT_ILLEGAL_ARGUMENTS, "rpc.errors", "type=illegal_arguments")                              \
     XX(PUT_UNKNOWN_METRICS, "rpc.errors", "type=unknown_metrics")                                  \
+    XX(QUERY_SUCCESS, "http.query.success", "")                                                    \
+    XX(QUERY_INVALID, "http.query.invalid_requests", "")                                           \
+    XX(QUERY_EXCEPTIONS, "http.query.exceptions", "")                                              \
     XX(QUERY_DPS, "query.datapoints", "type=emitted")
 
 typedef enum {
@@ -56,6 +60,9 @@ typedef struct tsd_ctx {
     char hostname[256];  /* for stats tags */
     atomic_int shutdown; /* set by signals or `diediedie` */
     atomic_uint_fast64_t counters[TSD_CTR_COUNT];
+    stats_latency_t lat_http;      /* every HTTP request (tsd.http.latency_*pct type=all) */
+    stats_latency_t lat_graph;     /* /q (type=graph) */
+    struct stats_queries *queries; /* /api/stats/query (server/stats_query.h) */
 } tsd_ctx_t;
 
 static inline void tsd_count(tsd_ctx_t *t, tsd_counter_t c, uint64_t n)

@@ -192,11 +192,89 @@ static void q_errors(void **state)
               "{\"error\":{\"code\":400,\"message\":\"Missing parameter <code>start</code>\"}}");
     AC_EXPECT(&tsd, "GET", "/q?start=1h-ago&m=sum:no.such&ascii", NULL, 400,
               "{\"error\":{\"code\":400,\"message\":\"No such name for 'metrics': 'no.such'\"}}");
-    const char *e501 = "{\"error\":{\"code\":501,\"message\":\"Graphs need gnuplot, which octsdb "
-                       "does not run\",\"details\":\"Use /q with ascii or json, or /api/query; "
-                       "or draw with Grafana\"}}";
-    AC_EXPECT(&tsd, "GET", "/q?start=1h-ago&m=sum:sys.load&png", NULL, 501, e501);
-    AC_EXPECT(&tsd, "GET", "/q?start=1h-ago&m=sum:sys.load", NULL, 501, e501);
+    /* the HTML page around a graph (no png, ascii or json) is 2.4's UI, not served */
+    AC_EXPECT(&tsd, "GET", "/q?start=1h-ago&m=sum:sys.load", NULL, 501,
+              "{\"error\":{\"code\":501,\"message\":\"The graph page is not served\","
+              "\"details\":\"Use /q with png, ascii or json, or /api/query; or the UI at /\"}}");
+    /* gnuplot options are checked whole before anything runs (2.4's messages) */
+    AC_EXPECT(&tsd, "GET", "/q?start=1h-ago&m=sum:sys.load&png&ylabel=a%22b", NULL, 400,
+              "{\"error\":{\"code\":400,\"message\":\"'ylabel' was invalid. Must satisfy the "
+              "pattern [a-zA-Z0-9 \\\\-_]\",\"details\":\"a\\\"b\"}}");
+    AC_EXPECT(&tsd, "GET", "/q?start=1h-ago&m=sum:sys.load&png&yrange=%5B0:1%5D%0Aset", NULL, 400,
+              "{\"error\":{\"code\":400,\"message\":\"'yrange' was invalid. Must be in the "
+              "format [min:max].\",\"details\":\"[0:1]\\nset\"}}");
+    AC_EXPECT(&tsd, "GET", "/q?start=1h-ago&m=sum:sys.load&png&wxh=99x99", NULL, 400,
+              "{\"error\":{\"code\":400,\"message\":\"Parameter wxh too short\","
+              "\"details\":\"99x99\"}}");
+}
+
+/* Width and height of a PNG from its IHDR chunk (bytes 16..23), after checking the signature
+ * and that the first chunk is IHDR; -1 if the bytes are not a PNG. */
+static int png_size(const unsigned char *p, size_t n, long *w, long *h)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (n < 24 || memcmp(p, sig, 8) || memcmp(p + 12, "IHDR", 4)) return -1;
+    *w = (long)p[16] << 24 | (long)p[17] << 16 | (long)p[18] << 8 | p[19];
+    *h = (long)p[20] << 24 | (long)p[21] << 16 | (long)p[22] << 8 | p[23];
+    return 0;
+}
+
+static void q_png_drawn_by_gnuplot(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts;
+        long w, h;
+    } cases[] = {
+        {"&wxh=320x240", 320, 240},
+        {"", 1024, 768}, /* 2.4's default size */
+        {"&wxh=400x300&yrange=%5B0:20%5D&ylabel=load%20avg&title=Two%20hosts&nokey&ylog"
+         "&smooth=csplines&bgcolor=xFFFFEE&fgcolor=x000080&o=&o=axis%20x1y2",
+         400, 300},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char target[512];
+        snprintf(target, sizeof target, "/q?start=%d&end=%d&m=sum:sys.load&m=max:sys.load&png%s",
+                 T0, T0 + 300, cases[i].opts);
+        char *body = NULL, *hdrs = NULL;
+        int st = tu_http(tsd.port, "GET", target, NULL, NULL, 0, &body, &hdrs);
+        if (st != 200) fail_msg("GET %s: %d %s", target, st, body ? body : "");
+        assert_non_null(strstr(hdrs, "Content-Type: image/png"));
+        const char *cl = strstr(hdrs, "Content-Length: ");
+        assert_non_null(cl);
+        long w, h;
+        assert_int_equal(png_size((const unsigned char *)body, (size_t)atol(cl + 16), &w, &h), 0);
+        assert_int_equal(w, cases[i].w);
+        assert_int_equal(h, cases[i].h);
+        free(body);
+        free(hdrs);
+    }
+}
+
+/* Without gnuplot on the TSD's PATH: 501 naming the package to install. */
+static void q_png_without_gnuplot(void **state)
+{
+    (void)state;
+    const char *old = getenv("PATH");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("PATH", "/nonexistent", 1);
+    tu_tsd_t t = {0};
+    int rc = tu_tsd_start(&t, (const char *const[]){"--auto-metric", NULL});
+    if (keep) setenv("PATH", keep, 1);
+    free(keep);
+    assert_int_equal(rc, 0);
+    char *r;
+    assert_int_equal(ac_req(&t, "POST", "/api/put",
+                            "{\"metric\":\"x.m\",\"timestamp\":1356998400,\"value\":1,"
+                            "\"tags\":{\"h\":\"a\"}}",
+                            &r),
+                     204);
+    free(r);
+    AC_EXPECT(&t, "GET", "/q?start=1356998400&m=sum:x.m&png", NULL, 501,
+              "{\"error\":{\"code\":501,\"message\":\"Graphs need gnuplot, which is not "
+              "installed\",\"details\":\"Install Debian's gnuplot-nox (apt-get install "
+              "gnuplot-nox), or use /q with ascii or json, or /api/query\"}}");
+    tu_tsd_destroy(&t);
 }
 
 static void logs_text_and_json(void **state)
@@ -403,6 +481,8 @@ int main(void)
         cmocka_unit_test(q_ascii_per_host_as_check_tsd_reads_it),
         cmocka_unit_test(q_ascii_sum_and_json),
         cmocka_unit_test(q_errors),
+        cmocka_unit_test(q_png_drawn_by_gnuplot),
+        cmocka_unit_test(q_png_without_gnuplot),
         cmocka_unit_test(logs_text_and_json),
         cmocka_unit_test(stats_text_and_json),
         cmocka_unit_test(version_routes_name_the_revision),
