@@ -355,7 +355,32 @@ static void raw_and_metric_rules(void **state)
     if (strcmp(r, w1) != 0 && strcmp(r, w2) != 0) fail_msg("dry run: %s, want %s", r, w1);
     free(r);
     assert_int_equal(stat_value("tsd.retention.expired.partitions", "raw"), 0);
-    assert_int_equal(tu_tsd_stop(&g_t), 0);
+    /* `octsdb expire --dry-run` through the TSD, then on the stopped dir */
+    char datadir[4200];
+    snprintf(datadir, sizeof datadir, "--datadir=%s", g_t.dir);
+    const char *cli[] = {"expire",
+                         "--dry-run",
+                         datadir,
+                         "--set",
+                         "tsd.storage.retention.raw=6h",
+                         "--set",
+                         "tsd.storage.retention.metric.keep.=0",
+                         "--set",
+                         "tsd.storage.retention.metric.short.=2h",
+                         "--set",
+                         "tsd.storage.retention.metric.short.cx=1h",
+                         NULL};
+    for (int live = 1; live >= 0; live--) {
+        if (!live) assert_int_equal(tu_tsd_stop(&g_t), 0);
+        char *out = NULL;
+        int st = tu_run_octsdb(&out, cli);
+        snprintf(w1, sizeof w1, "Partitions to expire: raw %lld, rollup 0\n", want_a);
+        snprintf(w2, sizeof w2, "Partitions to expire: raw %lld, rollup 0\n", want_b);
+        if (st != 0 || !out || (strcmp(out, w1) != 0 && strcmp(out, w2) != 0))
+            fail_msg("octsdb expire --dry-run (%s): status %d, <%s>, want <%s>",
+                     live ? "live" : "stopped", st, out ? out : "", w1);
+        free(out);
+    }
 
     /* the TSD's own pass: at start, then every 200 ms */
     if (tu_tsd_start(&g_t, g_args_bg)) fail_msg("restart");
