@@ -33,22 +33,14 @@ static void expire_usage(FILE *f)
 static int expire_live(cli_live_t *l, int dry, int64_t *raw, int64_t *rollup, oct_errbuf_t *eb)
 {
     oct_strbuf_t resp = OCT_STRBUF_INIT;
-    int st = cli_live_http(l, "POST", dry ? "/api/octsdb/expire?dry_run" : "/api/octsdb/expire",
-                           NULL, 0, &resp, eb);
     json_arena_t a = JSON_ARENA_INIT;
     json_value_t *v;
-    int rc = st < 0 ? st : 0;
-    if (st >= 0 && st != 200) {
-        char msg[600];
-        cli_live_error_message(&resp, msg, sizeof msg);
-        rc = oct_err(eb, OCT_EIO, "%s", msg);
-    } else if (st == 200) {
-        const json_value_t *p = NULL, *jr = NULL, *ju = NULL;
-        if (json_parse(&a, resp.ptr, resp.len, 0, &v, eb) == 0 &&
-            (p = json_obj_get(v, "partitions")) != NULL) {
-            jr = json_obj_get(p, "raw");
-            ju = json_obj_get(p, "rollup");
-        }
+    int rc = cli_live_post_json(l, dry ? "/api/octsdb/expire?dry_run" : "/api/octsdb/expire", &resp,
+                                &a, &v, eb);
+    if (rc == 0) {
+        const json_value_t *p = json_obj_get(v, "partitions");
+        const json_value_t *jr = p ? json_obj_get(p, "raw") : NULL;
+        const json_value_t *ju = p ? json_obj_get(p, "rollup") : NULL;
         if (!jr || !ju || json_number_i64(jr, raw) || json_number_i64(ju, rollup))
             rc = oct_err(eb, OCT_EIO, "unexpected answer from the TSD: %.200s", resp.ptr);
     }

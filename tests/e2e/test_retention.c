@@ -246,28 +246,14 @@ static long long compact_after(void)
     return v;
 }
 
-static const char *g_args_manual[] = {"--auto-metric",
-                                      "--set",
-                                      "tsd.storage.retention.raw=6h",
-                                      "--set",
-                                      "tsd.storage.retention.metric.keep.=0",
-                                      "--set",
-                                      "tsd.storage.retention.metric.short.=2h",
-                                      "--set",
-                                      "tsd.storage.retention.metric.short.cx=1h",
-                                      NULL};
-static const char *g_args_bg[] = {"--auto-metric",
-                                  "--set",
-                                  "tsd.storage.retention.raw=6h",
-                                  "--set",
-                                  "tsd.storage.retention.metric.keep.=0",
-                                  "--set",
-                                  "tsd.storage.retention.metric.short.=2h",
-                                  "--set",
-                                  "tsd.storage.retention.metric.short.cx=1h",
-                                  "--set",
-                                  "tsd.storage.retention.interval_ms=200",
-                                  NULL};
+/* The rules of raw_and_metric_rules, as --set flags. */
+#define RULES                                                                                      \
+    "--set", "tsd.storage.retention.raw=6h", "--set", "tsd.storage.retention.metric.keep.=0",      \
+        "--set", "tsd.storage.retention.metric.short.=2h", "--set",                                \
+        "tsd.storage.retention.metric.short.cx=1h"
+static const char *g_args_manual[] = {"--auto-metric", RULES, NULL};
+static const char *g_args_bg[] = {"--auto-metric", RULES, "--set",
+                                  "tsd.storage.retention.interval_ms=200", NULL};
 
 typedef struct {
     uint64_t metric[N_METRICS];
@@ -358,18 +344,7 @@ static void raw_and_metric_rules(void **state)
     /* `octsdb expire --dry-run` through the TSD, then on the stopped dir */
     char datadir[4200];
     snprintf(datadir, sizeof datadir, "--datadir=%s", g_t.dir);
-    const char *cli[] = {"expire",
-                         "--dry-run",
-                         datadir,
-                         "--set",
-                         "tsd.storage.retention.raw=6h",
-                         "--set",
-                         "tsd.storage.retention.metric.keep.=0",
-                         "--set",
-                         "tsd.storage.retention.metric.short.=2h",
-                         "--set",
-                         "tsd.storage.retention.metric.short.cx=1h",
-                         NULL};
+    const char *cli[] = {"expire", "--dry-run", datadir, RULES, NULL};
     for (int live = 1; live >= 0; live--) {
         if (!live) assert_int_equal(tu_tsd_stop(&g_t), 0);
         char *out = NULL;
