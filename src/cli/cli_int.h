@@ -7,6 +7,7 @@
 
 #include "codec/rowkey.h"
 #include "common/config.h"
+#include "common/json.h"
 #include "common/strbuf.h"
 #include "tsdb/maint.h"
 #include "tsdb/tsdb.h"
@@ -50,6 +51,7 @@ int cli_cmd_search(int argc, char **argv);
 int cli_cmd_compact(int argc, char **argv);
 int cli_cmd_rollup(int argc, char **argv);
 int cli_cmd_copy(int argc, char **argv);
+int cli_cmd_expire(int argc, char **argv);
 int cli_cmd_passwd(int argc, char **argv);
 
 /* ---- the positional query syntax of scan, fsck and query ----
@@ -181,6 +183,12 @@ int cli_live_http(cli_live_t *l, const char *method, const char *target, const v
 /* The message (": details" appended) of an OpenTSDB error body, or the
  * body's start if it is not one, NUL-terminated into buf. */
 void cli_live_error_message(const oct_strbuf_t *resp, char *buf, size_t cap);
+
+/* POST target (no body) to the TSD, which must answer 200 with a JSON
+ * object: 0 with *v parsed into a (the caller frees a and resp, which holds
+ * the text), or OCT_EIO with the TSD's message (or what was wrong) in eb. */
+int cli_live_post_json(cli_live_t *l, const char *target, oct_strbuf_t *resp, json_arena_t *a,
+                       json_value_t **v, oct_errbuf_t *eb);
 
 /* Asks the TSD to write everything it holds to the store (POST
  * /api/octsdb/flush). Returns 0, or prints the error and returns

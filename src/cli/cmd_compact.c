@@ -39,21 +39,12 @@ static void compact_usage(FILE *f)
 static int compact_live(cli_live_t *l, uint64_t *before, uint64_t *after, oct_errbuf_t *eb)
 {
     oct_strbuf_t resp = OCT_STRBUF_INIT;
-    int st = cli_live_http(l, "POST", "/api/octsdb/compact", NULL, 0, &resp, eb);
     json_arena_t a = JSON_ARENA_INIT;
     json_value_t *v;
     int64_t b = -1, e = -1;
-    int rc = st < 0 ? st : 0;
-    if (st >= 0 && st != 200) {
-        char msg[600];
-        cli_live_error_message(&resp, msg, sizeof msg);
-        rc = oct_err(eb, OCT_EIO, "%s", msg);
-    } else if (st == 200) {
-        const json_value_t *jb = NULL, *je = NULL;
-        if (json_parse(&a, resp.ptr, resp.len, 0, &v, eb) == 0) {
-            jb = json_obj_get(v, "before");
-            je = json_obj_get(v, "after");
-        }
+    int rc = cli_live_post_json(l, "/api/octsdb/compact", &resp, &a, &v, eb);
+    if (rc == 0) {
+        const json_value_t *jb = json_obj_get(v, "before"), *je = json_obj_get(v, "after");
         if (!jb || !je || jb->type != JSON_NUMBER || je->type != JSON_NUMBER ||
             json_number_i64(jb, &b) || json_number_i64(je, &e) || b < 0 || e < 0)
             rc = oct_err(eb, OCT_EIO, "unexpected answer from the TSD: %.200s", resp.ptr);

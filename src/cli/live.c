@@ -378,6 +378,21 @@ void cli_live_error_message(const oct_strbuf_t *resp, char *buf, size_t cap)
     json_arena_free(&a);
 }
 
+int cli_live_post_json(cli_live_t *l, const char *target, oct_strbuf_t *resp, json_arena_t *a,
+                       json_value_t **v, oct_errbuf_t *eb)
+{
+    int st = cli_live_http(l, "POST", target, NULL, 0, resp, eb);
+    if (st < 0) return st;
+    if (st != 200) {
+        char msg[600];
+        cli_live_error_message(resp, msg, sizeof msg);
+        return oct_err(eb, OCT_EIO, "%s", msg);
+    }
+    if (json_parse(a, resp->ptr, resp->len, 0, v, eb) != 0 || (*v)->type != JSON_OBJECT)
+        return oct_err(eb, OCT_EIO, "unexpected answer from the TSD: %.200s", resp->ptr);
+    return 0;
+}
+
 int cli_live_flush(const char *cmd, cli_live_t *l)
 {
     oct_strbuf_t resp = OCT_STRBUF_INIT;

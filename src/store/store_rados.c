@@ -838,6 +838,18 @@ static int index_key_part(const store_cell_t *k, uint8_t *part, size_t *len)
     return used < 0 || (size_t)used != k->row.len || *len < 1 ? -1 : 0;
 }
 
+/* The data object of the partition index key k names. 0 or OCT_ECORRUPT. */
+static int index_key_oid(rs_store_t *st, store_table_t t, const store_cell_t *k, char *oid,
+                         oct_errbuf_t *eb)
+{
+    uint8_t part[2 * STORE_PART_MAX + 2];
+    size_t plen;
+    if (index_key_part(k, part, &plen))
+        return oct_err(eb, OCT_ECORRUPT, "malformed key in index object %s", st->names[t]);
+    rs_data_oid(st, t, oct_slice(part, plen), oid);
+    return 0;
+}
+
 static int probe_page(rs_store_t *st, store_table_t t, const store_result_t *raw, store_part_fn cb,
                       void *ctx, oct_errbuf_t *eb)
 {
@@ -975,17 +987,11 @@ static int usage_page(rs_store_t *st, store_table_t t, const store_result_t *raw
                       oct_errbuf_t *eb)
 {
     uint64_t *total = arg;
-    uint8_t part[2 * STORE_PART_MAX + 2];
-    size_t plen;
     store_result_t cells = STORE_RESULT_INIT;
     int rc = 0;
     for (size_t i = 0; i < raw->n && !rc; i++) {
-        if (index_key_part(&raw->cells[i], part, &plen)) {
-            rc = oct_err(eb, OCT_ECORRUPT, "malformed key in index object %s", st->names[t]);
-            break;
-        }
         char oid[RS_OID_MAX + 1];
-        rs_data_oid(st, t, oct_slice(part, plen), oid);
+        if ((rc = index_key_oid(st, t, &raw->cells[i], oid, eb))) break;
         rc = rs_read_range(st, oid, "", "", NULL, 0, 0, &cells, eb);
         for (size_t j = 0; !rc && j < cells.n; j++)
             *total += cells.cells[j].row.len + cells.cells[j].value.len;
@@ -1013,18 +1019,12 @@ static int drop_page(rs_store_t *st, store_table_t t, const store_result_t *raw,
                      oct_errbuf_t *eb)
 {
     uint64_t *n = arg;
-    uint8_t part[2 * STORE_PART_MAX + 2];
-    size_t plen;
     const char **keys = xmalloc(raw->n * sizeof *keys);
     size_t *lens = xmalloc(raw->n * sizeof *lens);
     int rc = 0;
     for (size_t i = 0; i < raw->n && !rc; i++) {
-        if (index_key_part(&raw->cells[i], part, &plen)) {
-            rc = oct_err(eb, OCT_ECORRUPT, "malformed key in index object %s", st->names[t]);
-            break;
-        }
         char oid[RS_OID_MAX + 1];
-        rs_data_oid(st, t, oct_slice(part, plen), oid);
+        if ((rc = index_key_oid(st, t, &raw->cells[i], oid, eb))) break;
         int e = rados_remove(st->io, oid);
         if (e == 0)
             ++*n;
