@@ -73,6 +73,7 @@ void api_octsdb_uid_delete(api_call_t *c);
 void api_octsdb_uid_fsck(api_call_t *c);
 void api_octsdb_compact(api_call_t *c);
 void api_octsdb_delete(api_call_t *c);
+void api_delete(api_call_t *c); /* api_delete.c: octsdb's exact delete (docs/delete.md) */
 void api_octsdb_fsck(api_call_t *c);
 /* /s/<rel> (api_static.c): a file under tsd.http.staticroot; rel is the
  * decoded path after "/s/", case kept. */
@@ -172,7 +173,6 @@ const char *api_json_cstr(api_call_t *c, const json_value_t *o, const char *key)
 
 /* Writes the response as JSON: initialises a writer on resp->body. */
 void api_json_begin(api_call_t *c, json_writer_t *w);
-
 
 /* The timestamp member of a /api/put point, with its rules (api_put.c): 0 with the time in
  * ms and whether it was given in ms, or -1 with OpenTSDB's text in msg. */
