@@ -247,11 +247,120 @@ static void kill_after_delete(void **state)
     check("after kill -9 (the old hours)");
 }
 
+/* ---- a whole metric in every table ------------------------------------ */
+
+#define RCONF                                                                                      \
+    "{\"aggregationIds\":{\"sum\":0,\"count\":1},\"intervals\":["                                  \
+    "{\"table\":\"tsdb\",\"preAggregationTable\":\"tsdb-preagg\",\"interval\":\"1m\","             \
+    "\"rowSpan\":\"1h\",\"defaultInterval\":true},"                                                \
+    "{\"table\":\"tsdb-rollup-1h\",\"preAggregationTable\":\"tsdb-rollup-preagg-1h\","             \
+    "\"interval\":\"1h\",\"rowSpan\":\"1d\"}]}"
+#define HCONF "tsd.core.histograms.config={\"net.opentsdb.core.SimpleHistogramDecoder\": 7}"
+static const char *const k_every[] = {"--auto-metric",
+                                      "--set",
+                                      "tsd.http.query.allow_delete=true",
+                                      "--set",
+                                      "tsd.rollups.enable=true",
+                                      "--set",
+                                      "tsd.rollups.config=" RCONF,
+                                      "--set",
+                                      HCONF,
+                                      NULL};
+
+/* The answers of the three kinds of query for metric m (raw, rollup table,
+ * histogram percentiles), concatenated. */
+static char *answers(tu_tsd_t *t, const char *m)
+{
+    static const char *const q[] = {
+        "sum:", "sum:1h-sum:rollup_nofallback:", "sum:percentiles[50]:"};
+    size_t cap = 1 << 16, n = 0;
+    char *all = calloc(1, cap);
+    for (int i = 0; i < 3; i++) {
+        char target[256], *r;
+        snprintf(target, sizeof target, "/api/query?start=1356998400&end=1357009199&m=%s%s", q[i],
+                 m);
+        int st = ac_req(t, "GET", target, NULL, &r);
+        if (st != 200) fail_msg("%s: %d <%s>", target, st, r);
+        n += (size_t)snprintf(all + n, cap - n, "%s\n", r);
+        free(r);
+    }
+    return all;
+}
+
+/* w.m and w.keep get the same raw points, rollup cells, histogram points
+ * and an annotation; a histogram point in a range delete is counted; the
+ * whole-metric delete of w.m leaves all three kinds of query of w.m empty
+ * (before and after a restart) and w.keep's answers exactly as they were. */
+static void whole_metric_every_table(void **state)
+{
+    (void)state;
+    tu_tsd_t t;
+    memset(&t, 0, sizeof t);
+    assert_int_equal(tu_tsd_start(&t, k_every), 0);
+    const char *ms[2] = {"w.m", "w.keep"};
+    char body[2048];
+    for (int i = 0; i < 2; i++) {
+        snprintf(
+            body, sizeof body,
+            "[{\"metric\":\"%s\",\"timestamp\":1356998400,\"value\":1,\"tags\":{\"host\":\"a\"}},"
+            "{\"metric\":\"%s\",\"timestamp\":1357002000,\"value\":2,\"tags\":{\"host\":\"a\"}}]",
+            ms[i], ms[i]);
+        free(ac_req_ok(&t, "POST", "/api/put", body, 204));
+        snprintf(
+            body, sizeof body,
+            "[{\"metric\":\"%s\",\"timestamp\":1356998400,\"value\":10,\"tags\":{\"host\":\"a\"},"
+            "\"interval\":\"1h\",\"aggregator\":\"sum\"},"
+            "{\"metric\":\"%s\",\"timestamp\":1357002000,\"value\":20,\"tags\":{\"host\":\"a\"},"
+            "\"interval\":\"1h\",\"aggregator\":\"sum\"}]",
+            ms[i], ms[i]);
+        free(ac_req_ok(&t, "POST", "/api/rollup", body, 204));
+        snprintf(body, sizeof body,
+                 "[{\"metric\":\"%s\",\"timestamp\":1356998500,\"tags\":{\"host\":\"a\"},\"id\":7,"
+                 "\"buckets\":{\"0,1.5\":3,\"1.5,5.75\":1}},"
+                 "{\"metric\":\"%s\",\"timestamp\":1357002100,\"tags\":{\"host\":\"a\"},\"id\":7,"
+                 "\"buckets\":{\"0,1.5\":1,\"1.5,5.75\":5}}]",
+                 ms[i], ms[i]);
+        free(ac_req_ok(&t, "POST", "/api/histogram", body, 204));
+    }
+    char *keep0 = answers(&t, "w.keep"), *m0 = answers(&t, "w.m");
+    /* each kind of query has data of both hours */
+    if (!strstr(m0, "1356998400") || !strstr(m0, "1357002000") || strstr(m0, "[]\n") ||
+        strstr(keep0, "[]\n"))
+        fail_msg("before the delete: w.m <%s> w.keep <%s>", m0, keep0);
+    /* a range holding one histogram point and no numeric point */
+    char *r = ac_req_ok(&t, "POST", "/api/delete",
+                        "{\"metric\":\"w.m\",\"start\":1357002050,\"end\":1357002150}", 200);
+    if (!strstr(r, "\"points\":0,\"histograms\":1,")) fail_msg("range delete: <%s>", r);
+    free(r);
+    r = ac_req_ok(&t, "POST", "/api/delete", "{\"metric\":\"w.m\",\"dryRun\":true}", 200);
+    if (!strstr(r, "\"series\":1,\"points\":2,\"histograms\":1,") ||
+        !strstr(r, "\"rollupRows\":1,"))
+        fail_msg("dry run of the whole metric: <%s>", r);
+    free(r);
+    r = ac_req_ok(&t, "POST", "/api/delete", "{\"metric\":\"w.m\"}", 200);
+    if (!strstr(r, "\"points\":2,\"histograms\":1,") || !strstr(r, "\"uidDeleted\":false"))
+        fail_msg("whole metric: <%s>", r);
+    free(r);
+    for (int round = 0; round < 2; round++) {
+        char *m1 = answers(&t, "w.m"), *keep1 = answers(&t, "w.keep");
+        if (strcmp(m1, "[]\n[]\n[]\n")) fail_msg("w.m after the delete (%d): <%s>", round, m1);
+        assert_string_equal(keep1, keep0);
+        free(m1);
+        free(keep1);
+        assert_int_equal(tu_tsd_stop(&t), 0);
+        assert_int_equal(tu_tsd_start(&t, k_every), 0);
+    }
+    free(keep0);
+    free(m0);
+    tu_tsd_destroy(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deletes_restart_compact),
         cmocka_unit_test(kill_after_delete),
+        cmocka_unit_test(whole_metric_every_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
