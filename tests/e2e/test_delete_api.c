@@ -265,6 +265,10 @@ static const char *const k_every[] = {"--auto-metric",
                                       "tsd.rollups.config=" RCONF,
                                       "--set",
                                       HCONF,
+                                      "--set",
+                                      "tsd.core.meta.enable_realtime_ts=true",
+                                      "--set",
+                                      "tsd.core.meta.enable_tsuid_tracking=true",
                                       NULL};
 
 /* The answers of the three kinds of query for metric m (raw, rollup table,
@@ -334,7 +338,7 @@ static void whole_metric_every_table(void **state)
     free(r);
     r = ac_req_ok(&t, "POST", "/api/delete", "{\"metric\":\"w.m\",\"dryRun\":true}", 200);
     if (!strstr(r, "\"series\":1,\"points\":2,\"histograms\":1,") ||
-        !strstr(r, "\"rollupRows\":1,"))
+        !strstr(r, "\"rollupRows\":1,\"metaRows\":1,"))
         fail_msg("dry run of the whole metric: <%s>", r);
     free(r);
     r = ac_req_ok(&t, "POST", "/api/delete", "{\"metric\":\"w.m\"}", 200);
@@ -350,6 +354,15 @@ static void whole_metric_every_table(void **state)
         assert_int_equal(tu_tsd_stop(&t), 0);
         assert_int_equal(tu_tsd_start(&t, k_every), 0);
     }
+    /* the stored TSMeta of w.m{host=a} went, w.keep's stayed (UIDs 1 and 2:
+     * w.m was named first) */
+    char *r2;
+    int st = ac_req(&t, "GET", "/api/uid/tsmeta?tsuid=000001000001000001", NULL, &r);
+    int st2 = ac_req(&t, "GET", "/api/uid/tsmeta?tsuid=000002000001000001", NULL, &r2);
+    if (st != 404 || st2 != 200 || !strstr(r2, "\"metric\":{\"uid\":\"000002\""))
+        fail_msg("tsmeta of w.m: %d <%s>, of w.keep: %d <%s>", st, r, st2, r2);
+    free(r);
+    free(r2);
     free(keep0);
     free(m0);
     tu_tsd_destroy(&t);
