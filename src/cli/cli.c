@@ -22,6 +22,7 @@ static int cli_cmd_version(int argc, char **argv)
 static const cli_cmd_t cli_cmds[] = {
     {"compact", cli_cmd_compact, "Compact the data dir fully (through the TSD if one runs)"},
     {"copy", cli_cmd_copy, "Copy a whole data set between data dirs and RADOS (resumable)"},
+    {"delete", cli_cmd_delete, "Delete a metric, series or exact time range (--dry-run counts)"},
     {"expire", cli_cmd_expire, "Remove data older than the retention rules now (--dry-run)"},
     {"fsck", cli_cmd_fsck, "Check the data table for errors and repair them (--fix)"},
     {"import", cli_cmd_import, "Import data points from files (plain or gzip, - for stdin)"},

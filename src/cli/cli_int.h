@@ -52,6 +52,7 @@ int cli_cmd_compact(int argc, char **argv);
 int cli_cmd_rollup(int argc, char **argv);
 int cli_cmd_copy(int argc, char **argv);
 int cli_cmd_expire(int argc, char **argv);
+int cli_cmd_delete(int argc, char **argv);
 int cli_cmd_passwd(int argc, char **argv);
 
 /* ---- the positional query syntax of scan, fsck and query ----

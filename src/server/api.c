@@ -55,6 +55,7 @@ static const api_route_t api_routes[] = {
     {"annotations", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_annotations},
     {"config", API_GET | API_POST, MODE_ALL, 0, api_config},
     {"config/filters", API_GET | API_POST, MODE_ALL, 0, api_config_filters},
+    {"delete", API_POST | API_DELETE, MODE_WRITE, 0, api_delete},
     {"dropcaches", API_GET | API_DELETE, MODE_ALL, 0, api_dropcaches},
     /* all verbs: without histograms every verb is 503, as in 2.4 (api_histogram.c) */
     {"histogram", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 0, api_histogram},
@@ -136,7 +137,7 @@ static int api_route_writes(const api_route_t *r, unsigned verb)
     if (r->fn == api_put || r->fn == api_uid_assign || r->fn == api_uid_rename ||
         r->fn == api_dropcaches || r->fn == api_annotation_bulk || r->fn == api_rollup ||
         r->fn == api_histogram || r->fn == api_octsdb_compact || r->fn == api_octsdb_delete ||
-        r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete ||
+        r->fn == api_delete || r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete ||
         r->fn == api_octsdb_uid_fsck || r->fn == api_octsdb_tree_sync ||
         r->fn == api_octsdb_rollup_backfill || r->fn == api_octsdb_expire)
         return 1;

@@ -84,6 +84,7 @@ void api_octsdb_uid_delete(api_call_t *c);
 void api_octsdb_uid_fsck(api_call_t *c);
 void api_octsdb_compact(api_call_t *c);
 void api_octsdb_delete(api_call_t *c);
+void api_delete(api_call_t *c); /* api_delete.c: octsdb's exact delete (docs/delete.md) */
 void api_octsdb_fsck(api_call_t *c);
 void api_octsdb_rollup_backfill(api_call_t *c);
 void api_octsdb_tree_sync(api_call_t *c); /* api_tree.c */

@@ -17,6 +17,7 @@
 #include "tsdb/parts.h"
 #include "tsdb/series.h"
 #include "tsdb/tsmeta.h"
+#include "uid/uid.h"
 
 #define HOUR_MS ((int64_t)CODEC_ROWKEY_SPAN_S * 1000)
 
@@ -359,6 +360,29 @@ static int delete_meta(del_ctx_t *x)
     return rc;
 }
 
+int tsdb_delete_resolve(tsdb_t *db, oct_slice_t metric, const oct_slice_t *tags, size_t n_tags,
+                        uint64_t *tag_uids, tsdb_delete_spec_t *sp, oct_errbuf_t *eb)
+{
+    static const char *const kn[] = {"metrics", "tagk", "tagv"};
+    for (size_t i = 0; i <= 2 * n_tags; i++) {
+        codec_uid_kind_t k = i == 0 ? CODEC_UID_METRIC : i % 2 ? CODEC_UID_TAGK : CODEC_UID_TAGV;
+        oct_slice_t name = i == 0 ? metric : tags[i - 1];
+        uint64_t id;
+        int rc = uid_get_id(tsdb_uids(db), k, name.ptr, name.len, &id, eb);
+        if (rc == OCT_ENOSUCHNAME)
+            return oct_err(eb, rc, "No such name for '%s': '%.*s'", kn[k], (int)name.len,
+                           (const char *)name.ptr);
+        if (rc) return rc;
+        if (i == 0)
+            sp->metric = id;
+        else
+            tag_uids[i - 1] = id;
+    }
+    sp->tags = tag_uids;
+    sp->n_tags = n_tags;
+    return 0;
+}
+
 /* ---- the delete ----------------------------------------------------- */
 
 int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *out,
@@ -375,6 +399,9 @@ int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *
     if (sp->whole_metric && (sp->n_tsuids || sp->n_tags || sp->start_ms > 0 ||
                              sp->end_ms < (int64_t)UINT32_MAX * 1000 + 999))
         return oct_err(eb, OCT_EINVAL, "a whole-metric delete takes no tags, series or range");
+    if (sp->delete_uid && !sp->whole_metric)
+        return oct_err(eb, OCT_EINVAL,
+                       "deleteUid needs a whole-metric delete (no tags, tsuids, start or end)");
     for (size_t i = 0; i < sp->n_tsuids; i++) {
         int r = codec_tsuid_check(&w->rk, sp->tsuids[i].ptr, sp->tsuids[i].len, eb);
         if (r < 0) return r;
@@ -460,6 +487,14 @@ int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *
     }
     pthread_mutex_unlock(&w->flush_mu);
     if (sp->progress) sp->progress(sp->progress_ctx, x.rows_seen);
+    if (rc == 0 && sp->delete_uid && !sp->dry_run) {
+        /* after the data: a failure leaves the name, which a retry deletes */
+        uint8_t name[1024];
+        size_t nl = 0;
+        rc = uid_get_name(w->uids, CODEC_UID_METRIC, sp->metric, name, sizeof name, &nl, eb);
+        if (rc == 0) rc = uid_delete(w->uids, CODEC_UID_METRIC, name, nl, eb);
+        out->uid_deleted = rc == 0;
+    }
     free(inhead);
     free(x.v);
     free(x.keep);

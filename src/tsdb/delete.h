@@ -34,7 +34,8 @@ typedef struct {
     /* Every series, all time, and also the metric's rollup and pre-aggregate
      * rows and its TSMeta (needs n_tsuids == n_tags == 0 and all time). */
     int whole_metric;
-    int dry_run;                      /* count only */
+    int dry_run;    /* count only */
+    int delete_uid; /* whole metric: its name too (uid_delete: every TSD hears it) */
     tsdb_delete_progress_fn progress; /* may be NULL */
     void *progress_ctx;
 } tsdb_delete_spec_t;
@@ -49,12 +50,23 @@ typedef struct {
     uint64_t rows_rewritten; /* data rows rewritten without the range's points */
     uint64_t rollup_rows;    /* whole metric: rollup and pre-aggregate rows */
     uint64_t meta_rows;      /* whole metric: series whose TSMeta was deleted */
+    int uid_deleted;         /* delete_uid: the name was deleted */
 } tsdb_delete_counts_t;
+
+/* Fills spec's metric and tags from names: metric[0..), tags = 2 * n_tags
+ * slices k0, v0, k1, v1... (borrowed); tag_uids (2 * n_tags) receives the
+ * UIDs spec->tags then points to. Returns 0, OCT_ENOSUCHNAME with 2.4's
+ * text ("No such name for 'metrics': 'x'"), or a storage error. */
+OCT_MUST_CHECK int tsdb_delete_resolve(tsdb_t *db, oct_slice_t metric, const oct_slice_t *tags,
+                                       size_t n_tags, uint64_t *tag_uids, tsdb_delete_spec_t *spec,
+                                       oct_errbuf_t *eb);
 
 /* Deletes what spec names (docs/delete.md), synced before it returns. On a
  * database opened read-only: OCT_EINVAL; on a store several TSDs share:
  * OCT_EINVAL too. An error after the log record was written leaves the delete
- * partly done (the head and some rows): running it again completes it. */
+ * partly done (the head and some rows): running it again completes it.
+ * delete_uid needs whole_metric (else OCT_EINVAL); the name is deleted
+ * after the data, so a failure there leaves the data deleted and the name. */
 OCT_MUST_CHECK int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *spec,
                                tsdb_delete_counts_t *out, oct_errbuf_t *eb);
 

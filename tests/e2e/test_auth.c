@@ -50,6 +50,7 @@ static const route_t want_routes[] = {
     {"annotations", 0, G | P | U | D, P | U | D},
     {"config", 0, G | P, 0},
     {"config/filters", 0, G | P, 0},
+    {"delete", 0, P | D, P | D},
     {"dropcaches", 0, G | D, G | D},
     {"histogram", 0, G | P | U | D, G | P | U | D},
     {"octsdb/compact", 0, P, P},

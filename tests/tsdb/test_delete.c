@@ -11,7 +11,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -327,12 +330,98 @@ static void test_kill_after_delete(void **state)
     check_all("after kill -9 following a delete");
 }
 
+/* Reads during a delete see, per series, all of the old state or all of
+ * the new: a reader thread reads series 2 over and over while its range
+ * (head points and flushed rows, partial and whole hours) is deleted; every
+ * read must equal the model before or the model after. */
+typedef struct {
+    uint8_t tsuid[9];
+    _Atomic int stop;
+    _Atomic uint64_t reads, bad;
+    size_t n_before, n_after;
+    int64_t sum_before, sum_after;
+} race_t;
+
+static void *race_reader(void *arg)
+{
+    race_t *r = arg;
+    tsdb_reader_t *rd = tsdb_reader_new(g_fx->db);
+    while (!atomic_load(&r->stop)) {
+        codec_point_t *p;
+        size_t n;
+        oct_errbuf_t eb;
+        if (tsdb_reader_read(rd, r->tsuid, 9, 0, MS(H0 + 100 * HR), &p, &n, &eb)) {
+            r->bad++;
+            break;
+        }
+        int64_t sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += p[i].val.i;
+        if (!((n == r->n_before && sum == r->sum_before) ||
+              (n == r->n_after && sum == r->sum_after)))
+            r->bad++;
+        r->reads++;
+    }
+    tsdb_reader_free(rd);
+    return NULL;
+}
+
+static void kept_sum(int s, size_t *n, int64_t *sum)
+{
+    *n = 0;
+    *sum = 0;
+    for (size_t i = 0; i < g_m[s].n; i++)
+        if (!g_m[s].gone[i]) {
+            (*n)++;
+            *sum += g_m[s].val[i];
+        }
+}
+
+static void test_reads_during_delete(void **state)
+{
+    (void)state;
+    oct_errbuf_t eb;
+    race_t r = {0};
+    tsuid_of(2, r.tsuid);
+    for (int round = 0; round < 6; round++) {
+        /* points in the head again, in every hour */
+        for (int k = 0; k < 5; k++)
+            put(2, MS(H0 + 600 + k * HR) + 11 + round, 100 + round);
+        kept_sum(2, &r.n_before, &r.sum_before);
+        int64_t lo = MS(H0 + 300 + round * 1200), hi = lo + MS(2 * HR);
+        uint64_t k = model_delete(2, lo, hi);
+        kept_sum(2, &r.n_after, &r.sum_after);
+        atomic_store(&r.stop, 0);
+        uint64_t reads0 = r.reads;
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, race_reader, &r), 0);
+        while (r.reads == reads0) /* the reader is running */
+            sched_yield();
+        uint8_t t[9];
+        oct_slice_t sl;
+        tsdb_delete_spec_t sp = spec_for(2, lo, hi, t, &sl);
+        tsdb_delete_counts_t c;
+        assert_int_equal(tsdb_delete(g_fx->db, &sp, &c, &eb), 0);
+        assert_int_equal(c.points, k);
+        uint64_t reads1 = r.reads;
+        while (r.reads < reads1 + 2)
+            sched_yield();
+        atomic_store(&r.stop, 1);
+        pthread_join(th, NULL);
+        if (r.bad)
+            fail_msg("round %d: %llu of %llu reads mixed old and new", round,
+                     (unsigned long long)atomic_load(&r.bad),
+                     (unsigned long long)atomic_load(&r.reads));
+    }
+    check_all("after the deletes under reads");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_range),       cmocka_unit_test(test_series_by_tags),
         cmocka_unit_test(test_whole_metric),      cmocka_unit_test(test_restart_and_compact),
-        cmocka_unit_test(test_kill_after_delete),
+        cmocka_unit_test(test_kill_after_delete), cmocka_unit_test(test_reads_during_delete),
     };
     return cmocka_run_group_tests(tests, setup, tsdb_fx_teardown);
 }
