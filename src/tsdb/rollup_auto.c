@@ -30,7 +30,6 @@ typedef struct {
     uint8_t part[1 + 200 + 32];
     uint8_t row[TW_MAX_TSUID + 16];
     uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
-    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
     uint8_t val[8];
     size_t plen, rlen, vlen;
 } ra_cell_t;
@@ -44,14 +43,19 @@ typedef struct {
 static int ra_flush(tsdb_t *db, ra_out_t *o, oct_errbuf_t *eb)
 {
     if (o->n == 0) return 0;
-    store_op_t *ops = xmalloc(o->n * TW_ROLLUP_OPS_PER_CELL * sizeof *ops);
+    store_op_t *ops = xmalloc(o->n * sizeof *ops);
     for (size_t i = 0; i < o->n; i++) {
         ra_cell_t *x = &o->c[i];
-        tw_rollup_cell_ops(x->part, x->plen, x->row, x->rlen, x->qual, x->alt, x->val, x->vlen,
-                           ops + i * TW_ROLLUP_OPS_PER_CELL);
+        ops[i] =
+            (store_op_t){STORE_OP_PUT,
+                         oct_slice(x->part, x->plen),
+                         {oct_slice(x->row, x->rlen), oct_slice_str("t"),
+                          oct_slice(x->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(x->val, x->vlen)}};
     }
-    int rc =
-        store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops, o->n * TW_ROLLUP_OPS_PER_CELL, 0, eb);
+    tw_rollup_stale_t one;
+    int rc = tw_rollup_stale(db, ops, o->n, &one, eb);
+    if (!rc) rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, one.ops, one.n, 0, eb);
+    tw_rollup_stale_free(&one);
     free(ops);
     if (!rc) o->written += o->n;
     o->n = 0;
@@ -75,7 +79,6 @@ static int ra_add(tsdb_t *db, ra_out_t *o, const codec_rowkey_layout_t *l, const
     if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
                             c->val, &c->vlen))
         return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
-    codec_rollup_alternates(c->qual, c->alt);
     o->n++;
     return o->n >= RA_BATCH ? ra_flush(db, o, eb) : 0;
 }
@@ -302,11 +305,14 @@ static int ra_backfill_series(tsdb_t *db, tsdb_reader_t *rd, tw_series_t *s, int
                 memcpy(ops + k, hr[x].ops, hr[x].n * sizeof *ops);
                 k += hr[x].n;
             }
-            rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops, nops, 0, eb);
+            tw_rollup_stale_t one;
+            rc = tw_rollup_stale(db, ops, nops, &one, eb);
+            if (!rc) rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, one.ops, one.n, 0, eb);
+            tw_rollup_stale_free(&one);
             free(ops);
         }
         if (!rc) {
-            st->cells += nops / TW_ROLLUP_OPS_PER_CELL;
+            st->cells += nops;
             hours += nh;
         }
         for (size_t x = 0; x < nh; x++)

@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 #include "codec/point.h"
-#include "codec/rollup.h"
 #include "codec/rowkey.h"
 #include "tsdb/read.h"
 #include "tsdb/tsdb_int.h"
@@ -226,7 +225,7 @@ void tw_meta_points(tsdb_writer_t *w, tw_series_t *const *ser, size_t n);
 /* rollup.c: tsd.rollups.auto. The rollup cells (sum, count, min, max of
  * every interval that divides an hour) of one series' complete hour
  * pts[0..n) (sorted) starting at base_s, as store ops on
- * STORE_TABLE_ROLLUP (TW_ROLLUP_OPS_PER_CELL per cell); computed, never added to what is stored, so
+ * STORE_TABLE_ROLLUP (puts only: see tw_rollup_stale); computed, never added to what is stored, so
  * writing them again after a replay or a late point gives the same cells. out owns the ops' bytes
  * (tw_rollup_ops_free); n = 0 when auto is off. */
 typedef struct {
@@ -237,13 +236,23 @@ typedef struct {
 int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
                    size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb);
 void tw_rollup_ops_free(tw_rollup_ops_t *o);
-/* The store ops of one rollup cell: its put, then the deletes of the same
- * slot's other widths (alt, codec_rollup_alternates) into
- * ops[0..TW_ROLLUP_OPS_PER_CELL). Borrows every buffer. */
-#define TW_ROLLUP_OPS_PER_CELL (1 + CODEC_ROLLUP_N_ALT)
-void tw_rollup_cell_ops(const uint8_t *part, size_t plen, const uint8_t *row, size_t rlen,
-                        const uint8_t *qual, const uint8_t alt[][CODEC_ROLLUP_QUAL_LEN],
-                        const uint8_t *val, size_t vlen, store_op_t *ops);
+/* One value per rollup slot (docs/format/rollup.md): the flags in a rollup
+ * qualifier carry the value's width, so a slot rewritten with another width
+ * would be two cells. For the rollup PUTs puts[0..n) (3-byte qualifiers),
+ * reads their rows and returns in out->ops the puts followed by a delete of
+ * every stored cell of the same aggregator and index with other flags
+ * (out->n ops, n_deletes of them deletes), for one store_write. The ops
+ * borrow the puts' slices: keep them until the write. Free with
+ * tw_rollup_stale_free (also after an error). */
+typedef struct {
+    store_op_t *ops;
+    size_t n, n_deletes;
+    uint8_t *quals;    /* the deletes' qualifiers */
+    store_op_t *parts; /* the put each delete belongs to */
+} tw_rollup_stale_t;
+int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_rollup_stale_t *out,
+                    oct_errbuf_t *eb);
+void tw_rollup_stale_free(tw_rollup_stale_t *s);
 /* The same for a series named by its TSUID (backfill: rollup_auto.c). */
 int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t base_s,
                          const codec_point_t *pts, size_t n, tw_rollup_ops_t *out,
