@@ -404,10 +404,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
             memcpy(rops + k, ps->jobs[i].ru.ops, ps->jobs[i].ru.n * sizeof *rops);
             k += ps->jobs[i].ru.n;
         }
-        tw_rollup_stale_t one;
-        wrc = tw_rollup_stale(w->db, rops, nru, &one, eb);
-        if (!wrc) wrc = store_write(w->st, STORE_TABLE_ROLLUP, one.ops, one.n, 0, eb);
-        tw_rollup_stale_free(&one);
+        wrc = tw_rollup_write(w->db, rops, nru, eb);
         free(rops);
         /* then the longer periods holding these hours, from those cells */
         tw_rollup_touch_t *t = xmalloc(ps->n * sizeof *t);

@@ -19,7 +19,7 @@
 
 #define RU_FAMILY   "t"
 #define RU_MAX_NAME 200 /* table names; the partition is at most 255 bytes */
-#define RU_KEY_CAP  (1 + RU_MAX_NAME + 32)
+#define RU_KEY_CAP  TW_ROLLUP_PART_CAP
 #define RU_BATCH    512 /* rows per multi-get */
 
 /* ---- messages in 2.4's shapes ---------------------------------------------- */
@@ -81,12 +81,6 @@ static size_t part_of(const codec_rowkey_layout_t *l, const char *table, const u
     memcpy(out + 1, table, out[0]);
     memcpy(out + 1 + tl, rk, pl);
     return 1 + tl + pl;
-}
-
-size_t tw_rollup_part(const codec_rowkey_layout_t *l, const char *table, const uint8_t *rk,
-                      uint8_t *out)
-{
-    return part_of(l, table, rk, out);
 }
 
 /* ---- writing ---------------------------------------------------------------- */
@@ -264,13 +258,10 @@ int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb)
                      oct_slice(part, pl),
                      {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY), oct_slice(qual, ql),
                       oct_slice(val, vl)}};
-    tw_rollup_stale_t stale = {0};
-    /* one value per slot, whatever its width (docs/format/rollup.md) */
-    if (iv) rc = tw_rollup_stale(db, &op, 1, &stale, eb);
-    if (!rc)
-        rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, stale.n ? stale.ops : &op,
-                         stale.n ? stale.n : 1, 0, eb);
-    tw_rollup_stale_free(&stale);
+    if (iv) /* one value per slot, whatever its width (docs/format/rollup.md) */
+        rc = tw_rollup_write(db, &op, 1, eb);
+    else
+        rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, &op, 1, 0, eb);
 out:
     if (tags != stack) free(tags);
     oct_strbuf_free(&tt);
@@ -394,14 +385,6 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
 
 /* ---- rollups made by the TSD (tsd.rollups.auto) --------------------------- */
 
-typedef struct {
-    uint8_t part[RU_KEY_CAP];
-    uint8_t row[TW_MAX_TSUID + 16];
-    uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
-    uint8_t val[8];
-    size_t plen, rlen, vlen;
-} ru_cell_t;
-
 /* One interval's aggregates, as values 2.4's readers expect: integers
  * while every input is one (and the sum does not overflow), else doubles. */
 typedef struct {
@@ -434,9 +417,17 @@ static void acc_add(ru_acc_t *a, const codec_point_t *p)
         a->sum_is_int = 0;
 }
 
-static int acc_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t tsuid_len,
-                    const query_rollup_interval_t *iv, int id, int64_t start_s,
-                    const codec_point_t *v, ru_cell_t *c, oct_errbuf_t *eb)
+store_op_t tw_rollup_cell_put(const tw_rollup_cell_t *c)
+{
+    return (store_op_t){STORE_OP_PUT,
+                        oct_slice(c->part, c->plen),
+                        {oct_slice(c->row, c->rlen), oct_slice_str(RU_FAMILY),
+                         oct_slice(c->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(c->val, c->vlen)}};
+}
+
+int tw_rollup_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t tsuid_len,
+                   const query_rollup_interval_t *iv, int id, int64_t start_s,
+                   const codec_point_t *v, tw_rollup_cell_t *c, oct_errbuf_t *eb)
 {
     int64_t base = query_rollup_base_time(iv, start_s);
     int kl = codec_rowkey_from_tsuid(l, tsuid, tsuid_len, base, c->row, sizeof c->row, eb);
@@ -472,7 +463,7 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
             cap += 4 * (n < (size_t)(3600 / c->iv[i].interval_s)
                             ? n
                             : (size_t)(3600 / c->iv[i].interval_s));
-    ru_cell_t *cells = xmalloc((cap ? cap : 1) * sizeof *cells);
+    tw_rollup_cell_t *cells = xmalloc((cap ? cap : 1) * sizeof *cells);
     codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
     size_t nc = 0;
     int rc = 0;
@@ -500,7 +491,8 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
             v[3] = acc.max;
             for (int a = 0; a < 4 && !rc; a++)
                 if (ids[a] >= 0)
-                    rc = acc_cell(&l, tsuid, tsuid_len, iv, ids[a], start, &v[a], &cells[nc++], eb);
+                    rc = tw_rollup_cell(&l, tsuid, tsuid_len, iv, ids[a], start, &v[a],
+                                        &cells[nc++], eb);
         }
     }
     if (rc) {
@@ -510,12 +502,7 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
     out->cells = cells;
     out->ops = xmalloc((nc ? nc : 1) * sizeof *out->ops);
     for (size_t i = 0; i < nc; i++) {
-        ru_cell_t *x = &cells[i];
-        out->ops[i] =
-            (store_op_t){STORE_OP_PUT,
-                         oct_slice(x->part, x->plen),
-                         {oct_slice(x->row, x->rlen), oct_slice_str(RU_FAMILY),
-                          oct_slice(x->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(x->val, x->vlen)}};
+        out->ops[i] = tw_rollup_cell_put(&cells[i]);
     }
     out->n = nc;
     return 0;
@@ -558,8 +545,24 @@ static int op_cmp(const void *a, const void *b)
     return slot_cmp(x, &y->cell.row, &y->part, y->cell.qualifier.ptr);
 }
 
-int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_rollup_stale_t *out,
-                    oct_errbuf_t *eb)
+/* The puts followed by the deletes of the stale widths (tw_rollup_write). */
+typedef struct {
+    store_op_t *ops;
+    size_t n;
+    uint8_t *quals;    /* the deletes' qualifiers */
+    store_op_t *parts; /* the put each delete belongs to */
+} tw_rollup_stale_t;
+
+static void tw_rollup_stale_free(tw_rollup_stale_t *s)
+{
+    free(s->ops);
+    free(s->quals);
+    free(s->parts);
+    memset(s, 0, sizeof *s);
+}
+
+static int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_rollup_stale_t *out,
+                           oct_errbuf_t *eb)
 {
     memset(out, 0, sizeof *out);
     if (n == 0) return 0;
@@ -631,14 +634,14 @@ int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_rollup_stal
                           oct_slice(out->quals + i * CODEC_ROLLUP_QUAL_LEN, CODEC_ROLLUP_QUAL_LEN),
                           oct_slice(NULL, 0)}};
     out->n = n + nd;
-    out->n_deletes = nd;
     return 0;
 }
 
-void tw_rollup_stale_free(tw_rollup_stale_t *s)
+int tw_rollup_write(tsdb_t *db, const store_op_t *puts, size_t n, oct_errbuf_t *eb)
 {
-    free(s->ops);
-    free(s->quals);
-    free(s->parts);
-    memset(s, 0, sizeof *s);
+    tw_rollup_stale_t one;
+    int rc = tw_rollup_stale(db, puts, n, &one, eb);
+    if (!rc && one.n) rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, one.ops, one.n, 0, eb);
+    tw_rollup_stale_free(&one);
+    return rc;
 }

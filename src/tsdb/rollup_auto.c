@@ -27,15 +27,7 @@
 static const char *const ra_names[TSDB_ROLLUP_MAX_IDS] = {"sum", "count", "min", "max"};
 
 typedef struct {
-    uint8_t part[1 + 200 + 32];
-    uint8_t row[TW_MAX_TSUID + 16];
-    uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
-    uint8_t val[8];
-    size_t plen, rlen, vlen;
-} ra_cell_t;
-
-typedef struct {
-    ra_cell_t *c;
+    tw_rollup_cell_t *c;
     size_t n, cap;
     uint64_t written;
 } ra_out_t;
@@ -44,18 +36,9 @@ static int ra_flush(tsdb_t *db, ra_out_t *o, oct_errbuf_t *eb)
 {
     if (o->n == 0) return 0;
     store_op_t *ops = xmalloc(o->n * sizeof *ops);
-    for (size_t i = 0; i < o->n; i++) {
-        ra_cell_t *x = &o->c[i];
-        ops[i] =
-            (store_op_t){STORE_OP_PUT,
-                         oct_slice(x->part, x->plen),
-                         {oct_slice(x->row, x->rlen), oct_slice_str("t"),
-                          oct_slice(x->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(x->val, x->vlen)}};
-    }
-    tw_rollup_stale_t one;
-    int rc = tw_rollup_stale(db, ops, o->n, &one, eb);
-    if (!rc) rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, one.ops, one.n, 0, eb);
-    tw_rollup_stale_free(&one);
+    for (size_t i = 0; i < o->n; i++)
+        ops[i] = tw_rollup_cell_put(&o->c[i]);
+    int rc = tw_rollup_write(db, ops, o->n, eb);
     free(ops);
     if (!rc) o->written += o->n;
     o->n = 0;
@@ -70,15 +53,8 @@ static int ra_add(tsdb_t *db, ra_out_t *o, const codec_rowkey_layout_t *l, const
         o->cap = o->cap ? 2 * o->cap : 64;
         o->c = xrealloc(o->c, o->cap * sizeof *o->c);
     }
-    ra_cell_t *c = &o->c[o->n];
-    int64_t base = query_rollup_base_time(iv, start_s);
-    int kl = codec_rowkey_from_tsuid(l, tsuid, len, base, c->row, sizeof c->row, eb);
-    if (kl < 0) return kl;
-    c->rlen = (size_t)kl;
-    c->plen = tw_rollup_part(l, iv->table, c->row, c->part);
-    if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
-                            c->val, &c->vlen))
-        return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
+    int rc = tw_rollup_cell(l, tsuid, len, iv, id, start_s, v, &o->c[o->n], eb);
+    if (rc) return rc;
     o->n++;
     return o->n >= RA_BATCH ? ra_flush(db, o, eb) : 0;
 }
@@ -305,10 +281,7 @@ static int ra_backfill_series(tsdb_t *db, tsdb_reader_t *rd, tw_series_t *s, int
                 memcpy(ops + k, hr[x].ops, hr[x].n * sizeof *ops);
                 k += hr[x].n;
             }
-            tw_rollup_stale_t one;
-            rc = tw_rollup_stale(db, ops, nops, &one, eb);
-            if (!rc) rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, one.ops, one.n, 0, eb);
-            tw_rollup_stale_free(&one);
+            rc = tw_rollup_write(db, ops, nops, eb);
             free(ops);
         }
         if (!rc) {
