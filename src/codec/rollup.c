@@ -47,17 +47,3 @@ int codec_rollup_decode(const uint8_t *q, size_t qlen, const uint8_t *v, size_t 
     }
     return 0;
 }
-
-void codec_rollup_alternates(const uint8_t qual[CODEC_ROLLUP_QUAL_LEN],
-                             uint8_t out[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN])
-{
-    static const uint8_t flags[CODEC_ROLLUP_N_ALT + 1] = {0x0, 0x1, 0x3, 0x7, 0xB, 0xF};
-    uint16_t low = oct_get_be16(qual + 1);
-    size_t n = 0;
-    for (size_t i = 0; i <= CODEC_ROLLUP_N_ALT && n < CODEC_ROLLUP_N_ALT; i++) {
-        if (flags[i] == (low & 0xF)) continue;
-        out[n][0] = qual[0];
-        oct_put_be16(out[n] + 1, (uint16_t)((low & 0xFFF0) | flags[i]));
-        n++;
-    }
-}

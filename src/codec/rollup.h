@@ -30,13 +30,4 @@ OCT_MUST_CHECK int codec_rollup_encode(unsigned agg_id, uint32_t index, const co
 OCT_MUST_CHECK int codec_rollup_decode(const uint8_t *q, size_t qlen, const uint8_t *v, size_t vlen,
                                        unsigned *agg_id, uint32_t *index, codec_point_t *out);
 
-/* The value flags a rollup cell may carry (2.4's widths), and the
- * qualifiers of the same aggregator and index with each flag but qual's
- * own into out: a write deletes them beside its put, so that one value per
- * (aggregator, interval) remains whatever width the last one took
- * (docs/format/rollup.md section 3). */
-#define CODEC_ROLLUP_N_ALT 5
-void codec_rollup_alternates(const uint8_t qual[CODEC_ROLLUP_QUAL_LEN],
-                             uint8_t out[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN]);
-
 #endif

@@ -436,7 +436,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
             memcpy(rops + k, ps->jobs[i].ru.ops, ps->jobs[i].ru.n * sizeof *rops);
             k += ps->jobs[i].ru.n;
         }
-        wrc = store_write(w->st, STORE_TABLE_ROLLUP, rops, nru, 0, eb);
+        wrc = tw_rollup_write(w->db, rops, nru, eb);
         free(rops);
         /* then the longer periods holding these hours, from those cells */
         tw_rollup_touch_t *t = xmalloc(ps->n * sizeof *t);

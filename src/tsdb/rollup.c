@@ -21,7 +21,7 @@
 
 #define RU_FAMILY   "t"
 #define RU_MAX_NAME 200 /* table names; the partition is at most 255 bytes */
-#define RU_KEY_CAP  (1 + RU_MAX_NAME + 32)
+#define RU_KEY_CAP  TW_ROLLUP_PART_CAP
 #define RU_BATCH    512 /* rows per multi-get */
 
 /* ---- messages in 2.4's shapes ---------------------------------------------- */
@@ -83,12 +83,6 @@ static size_t part_of(const codec_rowkey_layout_t *l, const char *table, const u
     memcpy(out + 1, table, out[0]);
     memcpy(out + 1 + tl, rk, pl);
     return 1 + tl + pl;
-}
-
-size_t tw_rollup_part(const codec_rowkey_layout_t *l, const char *table, const uint8_t *rk,
-                      uint8_t *out)
-{
-    return part_of(l, table, rk, out);
 }
 
 /* ---- writing ---------------------------------------------------------------- */
@@ -262,22 +256,14 @@ int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb)
         vl = cb.val_len;
     }
     size_t pl = part_of(&l, table, rk, part);
-    store_op_t op[1 + CODEC_ROLLUP_N_ALT] = {{STORE_OP_PUT,
-                                              oct_slice(part, pl),
-                                              {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY),
-                                               oct_slice(qual, ql), oct_slice(val, vl)}}};
-    size_t nop = 1;
-    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
-    if (iv) { /* one value per slot, whatever its width (docs/format/rollup.md) */
-        codec_rollup_alternates(qual, alt);
-        for (size_t i = 0; i < CODEC_ROLLUP_N_ALT; i++)
-            op[nop++] =
-                (store_op_t){STORE_OP_DELETE_CELL,
-                             oct_slice(part, pl),
-                             {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY),
-                              oct_slice(alt[i], CODEC_ROLLUP_QUAL_LEN), oct_slice(NULL, 0)}};
-    }
-    rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, op, nop, 0, eb);
+    store_op_t op = {STORE_OP_PUT,
+                     oct_slice(part, pl),
+                     {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY), oct_slice(qual, ql),
+                      oct_slice(val, vl)}};
+    if (iv) /* one value per slot, whatever its width (docs/format/rollup.md) */
+        rc = tw_rollup_write(db, &op, 1, eb);
+    else
+        rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, &op, 1, 0, eb);
 out:
     if (tags != stack) free(tags);
     oct_strbuf_free(&tt);
@@ -406,15 +392,6 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
 
 /* ---- rollups made by the TSD (tsd.rollups.auto) --------------------------- */
 
-typedef struct {
-    uint8_t part[RU_KEY_CAP];
-    uint8_t row[TW_MAX_TSUID + 16];
-    uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
-    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
-    uint8_t val[8];
-    size_t plen, rlen, vlen;
-} ru_cell_t;
-
 /* One interval's aggregates, as values 2.4's readers expect: integers
  * while every input is one (and the sum does not overflow), else doubles. */
 typedef struct {
@@ -447,9 +424,17 @@ static void acc_add(ru_acc_t *a, const codec_point_t *p)
         a->sum_is_int = 0;
 }
 
-static int acc_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t tsuid_len,
-                    const query_rollup_interval_t *iv, int id, int64_t start_s,
-                    const codec_point_t *v, ru_cell_t *c, oct_errbuf_t *eb)
+store_op_t tw_rollup_cell_put(const tw_rollup_cell_t *c)
+{
+    return (store_op_t){STORE_OP_PUT,
+                        oct_slice(c->part, c->plen),
+                        {oct_slice(c->row, c->rlen), oct_slice_str(RU_FAMILY),
+                         oct_slice(c->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(c->val, c->vlen)}};
+}
+
+int tw_rollup_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t tsuid_len,
+                   const query_rollup_interval_t *iv, int id, int64_t start_s,
+                   const codec_point_t *v, tw_rollup_cell_t *c, oct_errbuf_t *eb)
 {
     int64_t base = query_rollup_base_time(iv, start_s);
     int kl = codec_rowkey_from_tsuid(l, tsuid, tsuid_len, base, c->row, sizeof c->row, eb);
@@ -459,24 +444,7 @@ static int acc_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t
     if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
                             c->val, &c->vlen))
         return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
-    codec_rollup_alternates(c->qual, c->alt);
     return 0;
-}
-
-void tw_rollup_cell_ops(const uint8_t *part, size_t plen, const uint8_t *row, size_t rlen,
-                        const uint8_t *qual, const uint8_t alt[][CODEC_ROLLUP_QUAL_LEN],
-                        const uint8_t *val, size_t vlen, store_op_t *ops)
-{
-    oct_slice_t p = oct_slice(part, plen), r = oct_slice(row, rlen);
-    ops[0] = (store_op_t){STORE_OP_PUT,
-                          p,
-                          {r, oct_slice_str(RU_FAMILY), oct_slice(qual, CODEC_ROLLUP_QUAL_LEN),
-                           oct_slice(val, vlen)}};
-    for (size_t i = 0; i < CODEC_ROLLUP_N_ALT; i++)
-        ops[1 + i] = (store_op_t){STORE_OP_DELETE_CELL,
-                                  p,
-                                  {r, oct_slice_str(RU_FAMILY),
-                                   oct_slice(alt[i], CODEC_ROLLUP_QUAL_LEN), oct_slice(NULL, 0)}};
 }
 
 int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
@@ -502,7 +470,7 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
             cap += 4 * (n < (size_t)(3600 / c->iv[i].interval_s)
                             ? n
                             : (size_t)(3600 / c->iv[i].interval_s));
-    ru_cell_t *cells = xmalloc((cap ? cap : 1) * sizeof *cells);
+    tw_rollup_cell_t *cells = xmalloc((cap ? cap : 1) * sizeof *cells);
     codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
     size_t nc = 0;
     int rc = 0;
@@ -530,7 +498,8 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
             v[3] = acc.max;
             for (int a = 0; a < 4 && !rc; a++)
                 if (ids[a] >= 0)
-                    rc = acc_cell(&l, tsuid, tsuid_len, iv, ids[a], start, &v[a], &cells[nc++], eb);
+                    rc = tw_rollup_cell(&l, tsuid, tsuid_len, iv, ids[a], start, &v[a],
+                                        &cells[nc++], eb);
         }
     }
     if (rc) {
@@ -538,13 +507,11 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
         return rc;
     }
     out->cells = cells;
-    out->ops = xmalloc((nc ? nc : 1) * TW_ROLLUP_OPS_PER_CELL * sizeof *out->ops);
+    out->ops = xmalloc((nc ? nc : 1) * sizeof *out->ops);
     for (size_t i = 0; i < nc; i++) {
-        ru_cell_t *x = &cells[i];
-        tw_rollup_cell_ops(x->part, x->plen, x->row, x->rlen, x->qual, x->alt, x->val, x->vlen,
-                           out->ops + i * TW_ROLLUP_OPS_PER_CELL);
+        out->ops[i] = tw_rollup_cell_put(&cells[i]);
     }
-    out->n = nc * TW_ROLLUP_OPS_PER_CELL;
+    out->n = nc;
     return 0;
 }
 
@@ -553,4 +520,135 @@ void tw_rollup_ops_free(tw_rollup_ops_t *o)
     free(o->ops);
     free(o->cells);
     memset(o, 0, sizeof *o);
+}
+
+/* ---- one value per slot ------------------------------------------------------ */
+
+/* Orders ops by partition, row, then the slot (aggregator id and index, the
+ * flags left out) of their qualifier. */
+static int slot_cmp(const store_op_t *x, const oct_slice_t *row, const oct_slice_t *part,
+                    const uint8_t *q)
+{
+    int c = oct_slice_cmp(x->part, *part);
+    if (c) return c;
+    if ((c = oct_slice_cmp(x->cell.row, *row))) return c;
+    if (!q) return 0;
+    unsigned a = x->cell.qualifier.ptr[0], b = q[0];
+    if (a != b) return a < b ? -1 : 1;
+    unsigned ia = oct_get_be16(x->cell.qualifier.ptr + 1) >> 4, ib = oct_get_be16(q + 1) >> 4;
+    return (ia > ib) - (ia < ib);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const store_key_t *x = a, *y = b;
+    int c = oct_slice_cmp(x->row, y->row);
+    return c ? c : oct_slice_cmp(x->part, y->part);
+}
+
+static int op_cmp(const void *a, const void *b)
+{
+    const store_op_t *x = a, *y = b;
+    return slot_cmp(x, &y->cell.row, &y->part, y->cell.qualifier.ptr);
+}
+
+/* The puts followed by the deletes of the stale widths (tw_rollup_write). */
+typedef struct {
+    store_op_t *ops;
+    size_t n;
+    uint8_t *quals;    /* the deletes' qualifiers */
+    store_op_t *parts; /* the put each delete belongs to */
+} tw_rollup_stale_t;
+
+static void tw_rollup_stale_free(tw_rollup_stale_t *s)
+{
+    free(s->ops);
+    free(s->quals);
+    free(s->parts);
+    memset(s, 0, sizeof *s);
+}
+
+static int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_rollup_stale_t *out,
+                           oct_errbuf_t *eb)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0) return 0;
+    store_op_t *srt = xmalloc(n * sizeof *srt);
+    memcpy(srt, puts, n * sizeof *srt);
+    qsort(srt, n, sizeof *srt, op_cmp);
+    store_key_t *keys = xmalloc(n * sizeof *keys);
+    size_t nk = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || slot_cmp(&srt[i - 1], &srt[i].cell.row, &srt[i].part, NULL))
+            keys[nk++] = (store_key_t){.part = srt[i].part, .row = srt[i].cell.row};
+    /* by row, then partition: a batch holds each row once (the same row key
+     * may be in two tables), so a result cell's row names its key */
+    qsort(keys, nk, sizeof *keys, key_cmp);
+    store_result_t res = STORE_RESULT_INIT;
+    int rc = 0;
+    size_t nd = 0, capd = 0;
+    for (size_t k0 = 0, kn = 0; k0 < nk && rc == 0; k0 += kn) {
+        for (kn = 1; k0 + kn < nk && kn < RU_BATCH; kn++)
+            if (oct_slice_eq(keys[k0 + kn].row, keys[k0 + kn - 1].row)) break;
+        store_result_reset(&res);
+        rc = store_multi_get(tsdb_store(db), STORE_TABLE_ROLLUP, keys + k0, kn,
+                             oct_slice_str(RU_FAMILY), &res, eb);
+        if (rc > 0) rc = 0;
+        size_t kk = k0;
+        for (size_t i = 0; rc == 0 && i < res.n; i++) {
+            const store_cell_t *ce = &res.cells[i];
+            while (kk < k0 + kn && !oct_slice_eq(keys[kk].row, ce->row))
+                kk++;
+            if (kk == k0 + kn) break; /* not in key order: cannot be */
+            if (ce->qualifier.len != CODEC_ROLLUP_QUAL_LEN) continue;
+            oct_slice_t part = keys[kk].part;
+            size_t lo = 0, hi = n;
+            while (lo < hi) { /* first op of the slot */
+                size_t mid = (lo + hi) / 2;
+                if (slot_cmp(&srt[mid], &ce->row, &part, ce->qualifier.ptr) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == n || slot_cmp(&srt[lo], &ce->row, &part, ce->qualifier.ptr)) continue;
+            if (!memcmp(srt[lo].cell.qualifier.ptr, ce->qualifier.ptr, CODEC_ROLLUP_QUAL_LEN))
+                continue; /* the same width: the put replaces it */
+            if (nd == capd) {
+                capd = capd ? 2 * capd : 16;
+                out->quals = xrealloc(out->quals, capd * CODEC_ROLLUP_QUAL_LEN);
+                out->parts = xrealloc(out->parts, capd * sizeof *out->parts);
+            }
+            memcpy(out->quals + nd * CODEC_ROLLUP_QUAL_LEN, ce->qualifier.ptr,
+                   CODEC_ROLLUP_QUAL_LEN);
+            out->parts[nd++] = srt[lo];
+        }
+    }
+    store_result_free(&res);
+    free(keys);
+    free(srt);
+    if (rc) {
+        tw_rollup_stale_free(out);
+        return rc;
+    }
+    /* the puts, then the deletes (a later op on the same cell wins: none is) */
+    out->ops = xmalloc((n + nd) * sizeof *out->ops);
+    memcpy(out->ops, puts, n * sizeof *out->ops);
+    for (size_t i = 0; i < nd; i++)
+        out->ops[n + i] =
+            (store_op_t){STORE_OP_DELETE_CELL,
+                         out->parts[i].part,
+                         {out->parts[i].cell.row, out->parts[i].cell.family,
+                          oct_slice(out->quals + i * CODEC_ROLLUP_QUAL_LEN, CODEC_ROLLUP_QUAL_LEN),
+                          oct_slice(NULL, 0)}};
+    out->n = n + nd;
+    return 0;
+}
+
+int tw_rollup_write(tsdb_t *db, const store_op_t *puts, size_t n, oct_errbuf_t *eb)
+{
+    tw_rollup_stale_t one;
+    int rc = tw_rollup_stale(db, puts, n, &one, eb);
+    if (!rc && one.n) rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, one.ops, one.n, 0, eb);
+    tw_rollup_stale_free(&one);
+    return rc;
 }

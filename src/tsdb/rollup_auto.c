@@ -17,6 +17,7 @@
 
 #include "codec/rollup.h"
 #include "common/xmalloc.h"
+#include "tsdb/parts.h"
 #include "tsdb/rollup.h"
 #include "tsdb/series.h"
 #include "uid/uid.h"
@@ -26,16 +27,7 @@
 static const char *const ra_names[TSDB_ROLLUP_MAX_IDS] = {"sum", "count", "min", "max"};
 
 typedef struct {
-    uint8_t part[1 + 200 + 32];
-    uint8_t row[TW_MAX_TSUID + 16];
-    uint8_t qual[CODEC_ROLLUP_QUAL_LEN];
-    uint8_t alt[CODEC_ROLLUP_N_ALT][CODEC_ROLLUP_QUAL_LEN];
-    uint8_t val[8];
-    size_t plen, rlen, vlen;
-} ra_cell_t;
-
-typedef struct {
-    ra_cell_t *c;
+    tw_rollup_cell_t *c;
     size_t n, cap;
     uint64_t written;
 } ra_out_t;
@@ -43,14 +35,10 @@ typedef struct {
 static int ra_flush(tsdb_t *db, ra_out_t *o, oct_errbuf_t *eb)
 {
     if (o->n == 0) return 0;
-    store_op_t *ops = xmalloc(o->n * TW_ROLLUP_OPS_PER_CELL * sizeof *ops);
-    for (size_t i = 0; i < o->n; i++) {
-        ra_cell_t *x = &o->c[i];
-        tw_rollup_cell_ops(x->part, x->plen, x->row, x->rlen, x->qual, x->alt, x->val, x->vlen,
-                           ops + i * TW_ROLLUP_OPS_PER_CELL);
-    }
-    int rc =
-        store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops, o->n * TW_ROLLUP_OPS_PER_CELL, 0, eb);
+    store_op_t *ops = xmalloc(o->n * sizeof *ops);
+    for (size_t i = 0; i < o->n; i++)
+        ops[i] = tw_rollup_cell_put(&o->c[i]);
+    int rc = tw_rollup_write(db, ops, o->n, eb);
     free(ops);
     if (!rc) o->written += o->n;
     o->n = 0;
@@ -65,16 +53,8 @@ static int ra_add(tsdb_t *db, ra_out_t *o, const codec_rowkey_layout_t *l, const
         o->cap = o->cap ? 2 * o->cap : 64;
         o->c = xrealloc(o->c, o->cap * sizeof *o->c);
     }
-    ra_cell_t *c = &o->c[o->n];
-    int64_t base = query_rollup_base_time(iv, start_s);
-    int kl = codec_rowkey_from_tsuid(l, tsuid, len, base, c->row, sizeof c->row, eb);
-    if (kl < 0) return kl;
-    c->rlen = (size_t)kl;
-    c->plen = tw_rollup_part(l, iv->table, c->row, c->part);
-    if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
-                            c->val, &c->vlen))
-        return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
-    codec_rollup_alternates(c->qual, c->alt);
+    int rc = tw_rollup_cell(l, tsuid, len, iv, id, start_s, v, &o->c[o->n], eb);
+    if (rc) return rc;
     o->n++;
     return o->n >= RA_BATCH ? ra_flush(db, o, eb) : 0;
 }
@@ -210,44 +190,110 @@ int tw_rollup_long(tsdb_t *db, const tw_rollup_touch_t *t, size_t n, uint64_t *c
  * RA_WINDOW_H hours so a year of minutes is never held at once. */
 #define RA_WINDOW_H (24 * 7)
 
-static int ra_backfill_series(tsdb_t *db, tsdb_reader_t *rd, const tw_series_t *s, int64_t lo_s,
+static int ra_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The hours in [lo_s, hi_s) that may hold points of s: those with a row of
+ * its salt and metric in the data table, and those in its head. Sorted,
+ * unique, malloc'd into *out. So a backfill from the epoch reads only
+ * hours that exist. */
+static int ra_hours(tsdb_t *db, tw_series_t *s, int64_t lo_s, int64_t hi_s, int64_t **out,
+                    size_t *n, oct_errbuf_t *eb)
+{
+    codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
+    uint8_t first[TW_MAX_TSUID + 16], last[TW_MAX_TSUID + 16];
+    int kl = codec_rowkey_from_tsuid(&l, s->tsuid, s->tsuid_len, lo_s, first, sizeof first, eb);
+    if (kl < 0) return kl;
+    kl = codec_rowkey_from_tsuid(&l, s->tsuid, s->tsuid_len, hi_s - 3600, last, sizeof last, eb);
+    if (kl < 0) return kl;
+    size_t plen = codec_rowkey_partition_prefix_len(&l);
+    tsdb_parts_t pl = {0};
+    int rc = tsdb__parts_collect(db, first, last, plen, &pl, eb);
+    if (rc) {
+        tsdb__parts_free(&pl);
+        return rc;
+    }
+    pthread_mutex_lock(&s->mu);
+    size_t cap = pl.n + s->nb, k = 0;
+    int64_t *h = xmalloc((cap ? cap : 1) * sizeof *h);
+    for (uint32_t i = 0; i < s->nb; i++)
+        if (s->b[i].base_s >= lo_s && s->b[i].base_s < hi_s) h[k++] = s->b[i].base_s;
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < pl.n; i++) {
+        oct_slice_t p = tsdb__part(&pl, i);
+        h[k++] = oct_get_be32(p.ptr + p.len - 4);
+    }
+    tsdb__parts_free(&pl);
+    qsort(h, k, sizeof *h, ra_cmp_i64);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || h[u - 1] != h[i]) h[u++] = h[i];
+    *out = h;
+    *n = u;
+    return 0;
+}
+
+static int ra_backfill_series(tsdb_t *db, tsdb_reader_t *rd, tw_series_t *s, int64_t lo_s,
                               int64_t hi_s, tsdb_rollup_backfill_stats_t *st, oct_errbuf_t *eb)
 {
     int rc = 0;
     uint64_t hours = 0;
     tw_rollup_touch_t *touch = NULL;
     size_t nt = 0, capt = 0;
-    for (int64_t w = lo_s; w < hi_s && !rc; w += 3600LL * RA_WINDOW_H) {
+    int64_t *hrs = NULL;
+    size_t nhrs = 0;
+    rc = ra_hours(db, s, lo_s, hi_s, &hrs, &nhrs, eb);
+    for (size_t hx = 0; hx < nhrs && !rc;) {
+        int64_t w = hrs[hx];
         int64_t we = w + 3600LL * RA_WINDOW_H < hi_s ? w + 3600LL * RA_WINDOW_H : hi_s;
+        while (hx < nhrs && hrs[hx] < we)
+            hx++;
         codec_point_t *pts;
         size_t np;
         rc = tsdb_reader_read(rd, s->tsuid, s->tsuid_len, w * 1000, we * 1000 - 1, &pts, &np, eb);
         if (rc) break;
-        for (size_t i = 0; i < np && !rc;) {
+        /* the window's hours in one store write */
+        tw_rollup_ops_t hr[RA_WINDOW_H];
+        size_t nh = 0, nops = 0;
+        for (size_t i = 0; i < np && !rc && nh < RA_WINDOW_H;) {
             int64_t h = codec_rowkey_base_time(pts[i].ts_ms >= 0 ? pts[i].ts_ms / 1000
                                                                  : (pts[i].ts_ms - 999) / 1000);
             size_t j = i;
             while (j < np && pts[j].ts_ms < (h + 3600) * 1000)
                 j++;
-            tw_rollup_ops_t ops;
-            rc = tw_rollup_auto_tsuid(db, s->tsuid, s->tsuid_len, h, pts + i, j - i, &ops, eb);
-            if (!rc && ops.n)
-                rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, ops.ops, ops.n, 0, eb);
-            if (!rc) {
-                st->cells += ops.n / TW_ROLLUP_OPS_PER_CELL;
-                hours++;
-                if (nt == capt) {
-                    capt = capt ? 2 * capt : 64;
-                    touch = xrealloc(touch, capt * sizeof *touch);
-                }
-                touch[nt++] = (tw_rollup_touch_t){s->tsuid, s->tsuid_len, h};
+            rc = tw_rollup_auto_tsuid(db, s->tsuid, s->tsuid_len, h, pts + i, j - i, &hr[nh], eb);
+            if (rc) break;
+            nops += hr[nh++].n;
+            if (nt == capt) {
+                capt = capt ? 2 * capt : 64;
+                touch = xrealloc(touch, capt * sizeof *touch);
             }
-            tw_rollup_ops_free(&ops);
+            touch[nt++] = (tw_rollup_touch_t){s->tsuid, s->tsuid_len, h};
             i = j;
         }
+        if (!rc && nops) {
+            store_op_t *ops = xmalloc(nops * sizeof *ops);
+            size_t k = 0;
+            for (size_t x = 0; x < nh; x++) {
+                memcpy(ops + k, hr[x].ops, hr[x].n * sizeof *ops);
+                k += hr[x].n;
+            }
+            rc = tw_rollup_write(db, ops, nops, eb);
+            free(ops);
+        }
+        if (!rc) {
+            st->cells += nops;
+            hours += nh;
+        }
+        for (size_t x = 0; x < nh; x++)
+            tw_rollup_ops_free(&hr[x]);
     }
     if (!rc) rc = tw_rollup_long(db, touch, nt, &st->cells, eb);
     free(touch);
+    free(hrs);
     if (!rc && hours) {
         st->series++;
         st->hours += hours;
@@ -286,6 +332,9 @@ int tsdb_rollup_backfill(tsdb_t *db, const tsdb_rollup_backfill_t *o,
             ra_period(&c->iv[i], hi - 3600, &e);
             if (e > hi) hi = e;
         }
+    /* row keys end with 2106 (32-bit base times) */
+    int64_t top = codec_rowkey_base_time((int64_t)UINT32_MAX) + 3600;
+    if (hi > top) hi = top;
     size_t total = atomic_load(&w->n_series);
     st->total = total;
     size_t end = o->limit && o->from + o->limit < total ? o->from + o->limit : total;

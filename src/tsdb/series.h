@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "codec/point.h"
-#include "codec/rollup.h"
 #include "codec/rowkey.h"
+#include "query/rollup.h"
 #include "tsdb/read.h"
 #include "tsdb/tsdb_int.h"
 #include "tsdb/wal.h"
@@ -240,7 +240,7 @@ void tw_meta_points(tsdb_writer_t *w, tw_series_t *const *ser, size_t n);
 /* rollup.c: tsd.rollups.auto. The rollup cells (sum, count, min, max of
  * every interval that divides an hour) of one series' complete hour
  * pts[0..n) (sorted) starting at base_s, as store ops on
- * STORE_TABLE_ROLLUP (TW_ROLLUP_OPS_PER_CELL per cell); computed, never added to what is stored, so
+ * STORE_TABLE_ROLLUP (puts only: see tw_rollup_stale); computed, never added to what is stored, so
  * writing them again after a replay or a late point gives the same cells. out owns the ops' bytes
  * (tw_rollup_ops_free); n = 0 when auto is off. */
 typedef struct {
@@ -251,21 +251,34 @@ typedef struct {
 int tw_rollup_auto(tsdb_t *db, const tw_series_t *s, int64_t base_s, const codec_point_t *pts,
                    size_t n, tw_rollup_ops_t *out, oct_errbuf_t *eb);
 void tw_rollup_ops_free(tw_rollup_ops_t *o);
-/* The store ops of one rollup cell: its put, then the deletes of the same
- * slot's other widths (alt, codec_rollup_alternates) into
- * ops[0..TW_ROLLUP_OPS_PER_CELL). Borrows every buffer. */
-#define TW_ROLLUP_OPS_PER_CELL (1 + CODEC_ROLLUP_N_ALT)
-void tw_rollup_cell_ops(const uint8_t *part, size_t plen, const uint8_t *row, size_t rlen,
-                        const uint8_t *qual, const uint8_t alt[][CODEC_ROLLUP_QUAL_LEN],
-                        const uint8_t *val, size_t vlen, store_op_t *ops);
+/* One rollup cell, its bytes owned: partition, row, qualifier, value. */
+#define TW_ROLLUP_PART_CAP (1 + 200 + 32) /* name length, name (<= 200), row prefix */
+typedef struct {
+    uint8_t part[TW_ROLLUP_PART_CAP];
+    uint8_t row[TW_MAX_TSUID + 16];
+    uint8_t qual[3];
+    uint8_t val[8];
+    size_t plen, rlen, vlen;
+} tw_rollup_cell_t;
+/* Makes the cell of aggregator id for the interval of iv starting at
+ * start_s of series tsuid, with value v, into c. Returns 0, OCT_ERANGE (the
+ * index does not fit a qualifier) or a row key error. */
+int tw_rollup_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t tsuid_len,
+                   const query_rollup_interval_t *iv, int id, int64_t start_s,
+                   const codec_point_t *v, tw_rollup_cell_t *c, oct_errbuf_t *eb);
+/* The put of cell c (borrowing its bytes). */
+store_op_t tw_rollup_cell_put(const tw_rollup_cell_t *c);
+/* Writes the rollup PUTs puts[0..n) (3-byte qualifiers) to
+ * STORE_TABLE_ROLLUP keeping one value per slot (docs/format/rollup.md):
+ * the flags of a rollup qualifier carry the value's width, so a slot
+ * rewritten with another width would be two cells. Reads the puts' rows
+ * and deletes, in the same write, every stored cell of the same aggregator
+ * and index with other flags. Returns 0 or a storage error. */
+int tw_rollup_write(tsdb_t *db, const store_op_t *puts, size_t n, oct_errbuf_t *eb);
 /* The same for a series named by its TSUID (backfill: rollup_auto.c). */
 int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int64_t base_s,
                          const codec_point_t *pts, size_t n, tw_rollup_ops_t *out,
                          oct_errbuf_t *eb);
-/* The octsdb-rollup partition of row key rk in 2.4 table `table` into out
- * (room for 1 + 200 + the row key's partition prefix). Returns its length. */
-size_t tw_rollup_part(const codec_rowkey_layout_t *l, const char *table, const uint8_t *rk,
-                      uint8_t *out);
 
 /* rollup_auto.c: the intervals longer than an hour (query_rollup_is_auto_long).
  * The cells of every long period holding one of the hours t[0..n) are
