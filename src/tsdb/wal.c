@@ -433,6 +433,8 @@ static int wal_presync(tsdb_wal_t *w, const wal_buf_t *b, int want_sync)
 static void *wal_thread(void *arg)
 {
     tsdb_wal_t *w = arg;
+    /* named for operators (top -H) and for the tests that find it */
+    pthread_setname_np(pthread_self(), "tsdb-wal");
     pthread_mutex_lock(&w->mu);
     for (;;) {
         if (w->failed) {
