@@ -34,6 +34,7 @@
 #include <openssl/x509.h>
 
 #include "testutil.h"
+#include "tlsutil.h"
 #include "tsd_client.h"
 
 static char *g_dir; /* cert.pem, key.pem, other-key.pem, creds */
@@ -43,40 +44,14 @@ static SSL_CTX *g_cli;        /* trusts g_cert, checks "localhost" */
 
 /* ---- certificates ---------------------------------------------------------- */
 
-static int write_key(const char *path, EVP_PKEY *pk)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
-    int ok = PEM_write_PrivateKey(f, pk, NULL, NULL, 0, NULL, NULL);
-    fclose(f);
-    return ok == 1 ? 0 : -1;
-}
-
+/* The daemons' certificate and key, and another key that does not match it. */
 static int make_cert(void)
 {
-    EVP_PKEY *pk = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-    EVP_PKEY *other = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-    X509 *x = X509_new();
-    if (!pk || !other || !x) return -1;
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-    X509_set_pubkey(x, pk);
-    X509_NAME *name = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"localhost", -1, -1,
-                               0);
-    X509_set_issuer_name(x, name);
-    if (X509_sign(x, pk, EVP_sha256()) <= 0) return -1;
-    FILE *f = fopen(g_cert, "w");
-    if (!f) return -1;
-    int ok = PEM_write_X509(f, x);
-    fclose(f);
-    int rc = ok == 1 && !write_key(g_key, pk) && !write_key(g_other_key, other) ? 0 : -1;
-    X509_free(x);
-    EVP_PKEY_free(pk);
+    tt_self_signed(g_cert, g_key, "localhost");
+    EVP_PKEY *other = tt_key();
+    tt_write_pem(g_other_key, NULL, other);
     EVP_PKEY_free(other);
-    return rc;
+    return 0;
 }
 
 /* ---- a TLS client ------------------------------------------------------------ */
