@@ -319,6 +319,14 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
             oct_err(eb, rc, "cannot open data dir %s: %s", dir ? dir : "?", oct_strerror(rc));
         goto leave;
     }
+    uint64_t unreplayed = open_flags ? tsdb_wal_unreplayed_bytes(cfg) : 0;
+    if (unreplayed)
+        oct_log_warn("tsd",
+                     "read-only mode: the write-ahead log holds %llu bytes of records that "
+                     "are not in the store (a TSD that crashed, or one still running, left "
+                     "them); their points are not shown until a read-write TSD or command "
+                     "replays the log (docs/reliability.md, \"Read-only mode\")",
+                     (unsigned long long)unreplayed);
     rc = listener_listen(&l, eb);
     if (rc) goto leave;
 

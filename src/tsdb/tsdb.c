@@ -9,12 +9,13 @@
 #include "tsdb/histogram.h"
 #include "tsdb/tsdb_int.h"
 #include "tsdb/rollup.h"
+#include "tsdb/wal.h"
 
 struct tsdb {
     store_t *st;
     uid_registry_t *uids;
     tsdb_layout_t layout;
-    tsdb_writer_t *writer;          /* NULL when read-only */
+    tsdb_writer_t *writer; /* NULL when read-only */
     tsdb_hist_config_t hist;
     query_rollup_config_t *rollups; /* NULL when tsd.rollups.enable is false */
 };
@@ -128,6 +129,14 @@ int tsdb_exists(const oct_config_t *cfg, oct_errbuf_t *eb)
     store_options_t so;
     tsdb__store_options(cfg, dir, &so);
     return store_exists(&so, eb);
+}
+
+uint64_t tsdb_wal_unreplayed_bytes(const oct_config_t *cfg)
+{
+    const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
+    char path[4200];
+    if (!dir || snprintf(path, sizeof path, "%s/wal", dir) >= (int)sizeof path) return 0;
+    return tsdb_wal_record_bytes(path);
 }
 
 int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_t *eb)

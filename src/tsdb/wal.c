@@ -809,6 +809,24 @@ out:
     return rc;
 }
 
+uint64_t tsdb_wal_record_bytes(const char *dir)
+{
+    uint64_t total = 0;
+    DIR *dh = opendir(dir);
+    struct dirent *de;
+    while (dh && (de = readdir(dh))) {
+        const char *nm = de->d_name;
+        struct stat sb;
+        char path[4352];
+        if (strlen(nm) != 20 || strcmp(nm + 16, ".wal")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, nm);
+        if (stat(path, &sb) == 0 && sb.st_size > (off_t)WAL_HDR)
+            total += (uint64_t)sb.st_size - WAL_HDR;
+    }
+    if (dh) closedir(dh);
+    return total;
+}
+
 int tsdb_wal_open(const tsdb_wal_opts_t *o, const tsdb_wal_replay_t *rp, void *ctx,
                   tsdb_wal_t **out, tsdb_wal_recovery_t *rec, oct_errbuf_t *eb)
 {
