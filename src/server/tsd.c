@@ -13,6 +13,9 @@
  * eventfd that tsd_request_shutdown writes (`diediedie`). Accepted sockets
  * go to the worker loops (loop.c), which classify them.
  *
+ * While it stops, a second SIGTERM/SIGINT is logged and ignored and a
+ * third forces the exit (tsd_stop_watch_main).
+ *
  * Stop order: close the listening socket; stop the loops (they run the
  * telnet lines already received and close); let libmicrohttpd finish the
  * requests in progress (new ones get 503); tsdb_close, which flushes.
@@ -22,6 +25,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,7 +177,75 @@ static int tsd_addr_publish(const oct_config_t *cfg, const listener_t *l, const 
 
 static const char *tsd_signame(int sig)
 {
-    return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "a signal";
+    return sig == SIGTERM  ? "SIGTERM"
+           : sig == SIGINT ? "SIGINT"
+           : sig == SIGHUP ? "SIGHUP"
+                           : "a signal";
+}
+
+/* The signals that arrive while the TSD stops. An operator (or systemd's
+ * KillMode, or a second Ctrl-C) repeating SIGTERM must not cut the flush
+ * short: the next SIGTERM or SIGINT is logged and ignored, the one after
+ * forces the exit at once (what kill -9 does: acknowledged points are in
+ * the write-ahead log and replayed at the next start); SIGQUIT keeps its
+ * default action (docs/service.md, "Stopping"). SIGHUP is ignored. */
+typedef struct {
+    int sfd, stop_fd; /* the signalfd; an eventfd that ends the watch */
+    pthread_t th;
+} tsd_stop_watch_t;
+
+static void *tsd_stop_watch_main(void *arg)
+{
+    tsd_stop_watch_t *w = arg;
+    int extra = 0;
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = w->sfd, .events = POLLIN},
+                                {.fd = w->stop_fd, .events = POLLIN}};
+        if (poll(pfd, 2, -1) < 0 && errno != EINTR) break;
+        struct signalfd_siginfo si;
+        while (read(w->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+            int sig = (int)si.ssi_signo;
+            if (sig == SIGHUP) {
+                oct_log_info("tsd", "Received SIGHUP while stopping: ignored");
+            } else if (++extra == 1) {
+                oct_log_warn("tsd",
+                             "Received %s while stopping: ignored, the flush goes on (another "
+                             "one, or SIGQUIT, stops at once without it)",
+                             tsd_signame(sig));
+            } else {
+                oct_log_error("tsd",
+                              "Received %s again while stopping: exiting now without the "
+                              "flush (acknowledged points are in the write-ahead log)",
+                              tsd_signame(sig));
+                _exit(128 + sig);
+            }
+        }
+        if (pfd[1].revents & POLLIN) break; /* after reading what was pending */
+    }
+    return NULL;
+}
+
+/* Returns 0 with the watch running, or -1 (no watch: signals stay pending). */
+static int tsd_stop_watch_start(tsd_stop_watch_t *w, int sfd)
+{
+    w->sfd = sfd;
+    w->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (sfd < 0 || w->stop_fd < 0) goto fail;
+    if (pthread_create(&w->th, NULL, tsd_stop_watch_main, w) == 0) return 0;
+fail:
+    if (w->stop_fd >= 0) close(w->stop_fd);
+    w->stop_fd = -1;
+    return -1;
+}
+
+static void tsd_stop_watch_end(tsd_stop_watch_t *w)
+{
+    if (w->stop_fd < 0) return;
+    uint64_t one = 1;
+    ssize_t r = write(w->stop_fd, &one, sizeof one);
+    (void)r;
+    pthread_join(w->th, NULL);
+    close(w->stop_fd);
 }
 
 int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
@@ -249,6 +321,14 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
             oct_err(eb, rc, "cannot open data dir %s: %s", dir ? dir : "?", oct_strerror(rc));
         goto leave;
     }
+    uint64_t unreplayed = open_flags ? tsdb_wal_unreplayed_bytes(cfg) : 0;
+    if (unreplayed)
+        oct_log_warn("tsd",
+                     "read-only mode: the write-ahead log holds %llu bytes of records that "
+                     "are not in the store (a TSD that crashed, or one still running, left "
+                     "them); their points are not shown until a read-write TSD or command "
+                     "replays the log (docs/reliability.md, \"Read-only mode\")",
+                     (unsigned long long)unreplayed);
     rc = listener_listen(&l, eb);
     if (rc) goto leave;
 
@@ -320,7 +400,9 @@ int tsd_run(const oct_config_t *cfg, oct_errbuf_t *eb)
     oct_log_info("tsd", "Stopping: no new connections; finishing requests in progress");
     listener_close(&l);
 
-leave:
+leave:;
+    tsd_stop_watch_t watch;
+    tsd_stop_watch_start(&watch, sfd);
     if (published) tsd_addr_remove(oct_config_get(cfg, "tsd.storage.data_dir"), (long)getpid());
     listener_close(&l);
     tls_quiesce(tls); /* no hand-offs to the loops from here on */
@@ -333,6 +415,7 @@ leave:
     }
     if (t) stats_queries_free(t->queries);
     free(t);
+    tsd_stop_watch_end(&watch); /* signals still pending are read and logged */
     tsd_wake_fd = -1;
     if (sfd >= 0) close(sfd);
     if (efd >= 0) close(efd);

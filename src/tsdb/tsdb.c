@@ -9,6 +9,7 @@
 #include "tsdb/histogram.h"
 #include "tsdb/tsdb_int.h"
 #include "tsdb/rollup.h"
+#include "tsdb/wal.h"
 
 struct tsdb {
     store_t *st;
@@ -129,6 +130,14 @@ int tsdb_exists(const oct_config_t *cfg, oct_errbuf_t *eb)
     store_options_t so;
     tsdb__store_options(cfg, dir, &so);
     return store_exists(&so, eb);
+}
+
+uint64_t tsdb_wal_unreplayed_bytes(const oct_config_t *cfg)
+{
+    const char *dir = oct_config_get(cfg, "tsd.storage.data_dir");
+    char path[4200];
+    if (!dir || snprintf(path, sizeof path, "%s/wal", dir) >= (int)sizeof path) return 0;
+    return tsdb_wal_record_bytes(path);
 }
 
 int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_t *eb)

@@ -46,6 +46,13 @@ void tsdb_close(tsdb_t *db);
  * not create one), 0 if not, or OCT_ECONFIG. Touches nothing. */
 OCT_MUST_CHECK int tsdb_exists(const oct_config_t *cfg, oct_errbuf_t *eb);
 
+/* Bytes of write-ahead log records in the data dir cfg names: what a
+ * daemon left there without flushing it (one that crashed, or one still
+ * running). A TSDB_OPEN_READONLY open does not replay the log, so their
+ * points are not shown (docs/reliability.md, "Read-only mode"). 0 when
+ * there is no log. Touches nothing. */
+uint64_t tsdb_wal_unreplayed_bytes(const oct_config_t *cfg);
+
 /* Borrowed; valid until tsdb_close. */
 uid_registry_t *tsdb_uids(tsdb_t *db);
 const tsdb_layout_t *tsdb_layout(const tsdb_t *db);

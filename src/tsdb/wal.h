@@ -115,6 +115,10 @@ void tsdb_wal_delete_below(tsdb_wal_t *w, uint64_t seg);
 
 void tsdb_wal_counters(tsdb_wal_t *w, uint64_t *bytes_written, uint64_t *syncs);
 
+/* Bytes of records (headers left out) in the segments under dir, read
+ * without opening the log: what a daemon left unflushed. 0 without a log. */
+uint64_t tsdb_wal_record_bytes(const char *dir);
+
 /* CRC-32C of p[0..n) continued from crc (start with 0). */
 uint32_t tsdb_crc32c(uint32_t crc, const void *p, size_t n);
 

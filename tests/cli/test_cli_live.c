@@ -35,6 +35,7 @@
 #include "common/config.h"
 #include "store/store.h"
 #include "testutil.h"
+#include "tlsutil.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/tsdb_int.h"
 
@@ -587,32 +588,6 @@ static void fsck_fix_beside_equals_fsck_fix_stopped(void **state)
     unlink(in);
 }
 
-/* A self-signed EC certificate for "octsdb-test" and its key, as PEM files. */
-static void self_signed(const char *cert, const char *key)
-{
-    EVP_PKEY *pk = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-    X509 *x = X509_new();
-    assert_non_null(pk);
-    assert_non_null(x);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), 7);
-    X509_gmtime_adj(X509_getm_notBefore(x), -600);
-    X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-    X509_set_pubkey(x, pk);
-    X509_NAME *nm = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC, (const unsigned char *)"octsdb-test", -1, -1,
-                               0);
-    X509_set_issuer_name(x, nm);
-    assert_true(X509_sign(x, pk, EVP_sha256()) > 0);
-    FILE *fc = fopen(cert, "w"), *fk = fopen(key, "w");
-    assert_true(fc && fk);
-    assert_int_equal(PEM_write_X509(fc, x), 1);
-    assert_int_equal(PEM_write_PrivateKey(fk, pk, NULL, NULL, 0, NULL, NULL), 1);
-    fclose(fc);
-    fclose(fk);
-    X509_free(x);
-    EVP_PKEY_free(pk);
-}
-
 /* A TSD that takes only TLS: the command reaches it over TLS with the
  * TSD's certificate (from its configuration) as the trust anchor; another
  * certificate is refused. */
@@ -627,8 +602,8 @@ static void tls_only_tsd_through_its_certificate(void **state)
     snprintf(key, sizeof key, "%s.key", t.dir);
     snprintf(other, sizeof other, "%s.other.crt", t.dir);
     snprintf(okey, sizeof okey, "%s.other.key", t.dir);
-    self_signed(cert, key);
-    self_signed(other, okey);
+    tt_self_signed(cert, key, "octsdb-test");
+    tt_self_signed(other, okey, "octsdb-test");
     snprintf(scert, sizeof scert, "tsd.network.tls.certificate=%s", cert);
     snprintf(skey, sizeof skey, "tsd.network.tls.key=%s", key);
     snprintf(sother, sizeof sother, "tsd.network.tls.certificate=%s", other);

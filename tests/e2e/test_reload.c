@@ -41,6 +41,7 @@
 #include <openssl/x509v3.h>
 
 #include "testutil.h"
+#include "tlsutil.h"
 
 static char *g_dir;
 static char g_path[8][4200];
@@ -50,61 +51,24 @@ static X509 *g_cli_cert, *g_rogue_cert;
 
 /* ---- certificates ---------------------------------------------------------- */
 
-static X509 *make_x509(EVP_PKEY *pk, const char *cn, long serial, X509 *issuer, EVP_PKEY *ikey,
-                       int ca)
-{
-    X509 *x = X509_new();
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), serial);
-    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-    X509_set_pubkey(x, pk);
-    X509_NAME *name = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
-    X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
-    X509V3_CTX v3;
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, issuer ? issuer : x, x, NULL, NULL, 0);
-    X509_EXTENSION *ext =
-        X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, ca ? "critical,CA:TRUE" : "CA:FALSE");
-    X509_add_ext(x, ext, -1);
-    X509_EXTENSION_free(ext);
-    if (!ca) {
-        ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name, "DNS:localhost");
-        X509_add_ext(x, ext, -1);
-        X509_EXTENSION_free(ext);
-    }
-    assert_true(X509_sign(x, issuer ? ikey : pk, EVP_sha256()) > 0);
-    return x;
-}
-
-static void write_pem(const char *path, X509 *x, EVP_PKEY *k)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    if (x) assert_int_equal(PEM_write_X509(f, x), 1);
-    if (k) assert_int_equal(PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL), 1);
-    fclose(f);
-}
-
 static int make_pki(void)
 {
-    EVP_PKEY *ca_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-    X509 *ca = make_x509(ca_key, "octsdb test CA", 1, NULL, NULL, 1);
-    write_pem(g_path[P_CA], ca, NULL);
+    EVP_PKEY *ca_key = tt_key();
+    X509 *ca = tt_cert(ca_key, "octsdb test CA", 1, NULL, NULL, 1);
+    tt_write_pem(g_path[P_CA], ca, NULL);
     for (int i = 0; i < 2; i++) {
-        EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-        X509 *x = make_x509(k, "localhost", 2 + i, ca, ca_key, 0);
-        write_pem(g_path[i ? P_SRV2 : P_SRV1], x, NULL);
-        write_pem(g_path[i ? P_SRV2KEY : P_SRV1KEY], NULL, k);
+        EVP_PKEY *k = tt_key();
+        X509 *x = tt_cert(k, "localhost", 2 + i, ca, ca_key, 0);
+        tt_write_pem(g_path[i ? P_SRV2 : P_SRV1], x, NULL);
+        tt_write_pem(g_path[i ? P_SRV2KEY : P_SRV1KEY], NULL, k);
         X509_free(x);
         EVP_PKEY_free(k);
     }
-    g_cli_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-    g_cli_cert = make_x509(g_cli_key, "collector-1", 10, ca, ca_key, 0);
+    g_cli_key = tt_key();
+    g_cli_cert = tt_cert(g_cli_key, "collector-1", 10, ca, ca_key, 0);
     /* same name, but self-signed: not from the CA */
-    g_rogue_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-    g_rogue_cert = make_x509(g_rogue_key, "collector-1", 11, NULL, NULL, 0);
+    g_rogue_key = tt_key();
+    g_rogue_cert = tt_cert(g_rogue_key, "collector-1", 11, NULL, NULL, 0);
     X509_free(ca);
     EVP_PKEY_free(ca_key);
     return 0;
