@@ -433,12 +433,8 @@ static void *sweep_thread(void *arg)
 
 int tw_shared_sweep_start(tsdb_writer_t *w, oct_errbuf_t *eb)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&w->sweep_mu, NULL);
-    pthread_cond_init(&w->sweep_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    tw_cond_init_mono(&w->sweep_cv);
     w->sweep_stop = 0;
     if (pthread_create(&w->sweep_thr, NULL, sweep_thread, w) != 0) {
         pthread_cond_destroy(&w->sweep_cv);
