@@ -2,7 +2,7 @@
  * data set on a Ceph RADOS cluster, beside one TSD on the embedded store.
  *
  * Usage: bench_scaleout [--rados CONF] [--points N] [--hosts N] [--metrics N]
- *                       [--conns N] [--tsds N] [--bin PATH]
+ *                       [--conns N] [--tsds N] [--runs N] [--bin PATH]
  *   --rados    the octsdb config file naming the cluster (tsd.storage.backend
  *              = rados, tsd.storage.rados.*), as scripts/ceph-cluster.sh
  *              writes it (default $OCTSDB_TEST_STORE_RADOS); without one only
@@ -11,6 +11,9 @@
  *   --hosts, --metrics   the fleet (default 500 x 10 = 5,000 series, 8 tags)
  *   --conns    connections per TSD (default 2)
  *   --tsds     the most TSDs on RADOS (default 3)
+ *   --runs     runs of every setup, taken in turns (embedded, rados 1, 2, 3,
+ *              embedded, ...) so that the machine's load spreads over all;
+ *              the table gives the medians (default 1)
  *   --bin      the octsdb binary (default $OCTSDB_BIN, else next to this program)
  *
  * Not part of `make bench`: it needs a cluster that bench.sh does not start
@@ -45,10 +48,11 @@
 #include "common/tsdproc.h"
 
 #define MAX_TSDS 8
+#define MAX_RUNS 15
 
 typedef struct {
     size_t points, hosts, metrics, conns;
-    int tsds;
+    int tsds, runs;
     const char *bin, *rados;
 } opts_t;
 
@@ -222,7 +226,7 @@ static void print_row(const char *name, int ntsd, const result_t *r, const resul
 
 int main(int argc, char **argv)
 {
-    opts_t o = {.points = 400000, .hosts = 500, .metrics = 10, .conns = 2, .tsds = 3};
+    opts_t o = {.points = 400000, .hosts = 500, .metrics = 10, .conns = 2, .tsds = 3, .runs = 1};
     o.bin = bench_octsdb_bin(argv[0]);
     o.rados = getenv("OCTSDB_TEST_STORE_RADOS");
     for (int i = 1; i < argc; i++) {
@@ -240,6 +244,8 @@ int main(int argc, char **argv)
             o.conns = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--tsds"))
             o.tsds = atoi(v);
+        else if (!strcmp(a, "--runs"))
+            o.runs = atoi(v);
         else if (!strcmp(a, "--bin"))
             o.bin = v;
         else
@@ -249,6 +255,8 @@ int main(int argc, char **argv)
     if (o.conns < 1) o.conns = 1;
     if (o.tsds < 1) o.tsds = 1;
     if (o.tsds > MAX_TSDS) o.tsds = MAX_TSDS;
+    if (o.runs < 1) o.runs = 1;
+    if (o.runs > MAX_RUNS) o.runs = MAX_RUNS;
     if (o.metrics < 1) o.metrics = 1;
     if (o.metrics > putgen_max_metrics()) o.metrics = putgen_max_metrics();
     if (o.hosts < o.conns * (size_t)o.tsds) o.hosts = o.conns * (size_t)o.tsds;
@@ -259,37 +267,54 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     printf("scale-out: %zu hosts x %zu metrics = %zu series, %zu points per setup, /api/put "
-           "500 points a request, %zu connections per TSD; one machine runs everything\n\n",
-           o.hosts, o.metrics, o.hosts * o.metrics, o.points, o.conns);
+           "500 points a request, %zu connections per TSD; median of %d run(s), setups in turns; "
+           "one machine runs everything\n\n",
+           o.hosts, o.metrics, o.hosts * o.metrics, o.points, o.conns, o.runs);
+    int rados = o.rados && *o.rados;
+    int nset = rados ? 1 + o.tsds : 1;
+    /* setup 0: the embedded store, 1 TSD; setup n: n TSDs on RADOS */
+    static result_t res[1 + MAX_TSDS][MAX_RUNS];
+    int rc = 0;
+    for (int r = 0; r < o.runs && !rc; r++)
+        for (int s = 0; s < nset && !rc; s++) {
+            char *cfg = NULL;
+            if (s) {
+                char ns[80];
+                snprintf(ns, sizeof ns, "bench-scaleout-%ld-%d-%d-%lld", (long)getpid(), s, r,
+                         (long long)time(NULL));
+                if (!(cfg = rados_config(o.rados, ns))) rc = 1;
+            }
+            if (!rc && run_setup(&o, s ? s : 1, cfg, &res[s][r])) rc = 1;
+            if (!rc)
+                fprintf(stderr, "run %d: %s x%d: accepted %.0f, stored %.0f pts/s, query %.1f ms\n",
+                        r + 1, s ? "rados" : "embedded", s ? s : 1, res[s][r].acc_pps,
+                        res[s][r].stored_pps, res[s][r].query_ms);
+            if (cfg) unlink(cfg);
+            free(cfg);
+        }
+    if (rc) return 1;
+    result_t med[1 + MAX_TSDS];
+    for (int s = 0; s < nset; s++) {
+        double a[MAX_RUNS], st[MAX_RUNS], q[MAX_RUNS];
+        for (int r = 0; r < o.runs; r++) {
+            a[r] = res[s][r].acc_pps;
+            st[r] = res[s][r].stored_pps;
+            q[r] = res[s][r].query_ms;
+        }
+        med[s] = (result_t){bench_median(a, (size_t)o.runs), bench_median(st, (size_t)o.runs),
+                            bench_median(q, (size_t)o.runs)};
+    }
     printf("| store     | TSDs | accepted pts/s | ratio | stored pts/s | ratio | query ms |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|\n");
-    result_t base = {0};
-    if (run_setup(&o, 1, NULL, &base)) return 1;
-    print_row("embedded", 1, &base, &base);
-    if (!o.rados || !*o.rados) {
-        printf("\n(no RADOS cluster: --rados CONF or $OCTSDB_TEST_STORE_RADOS)\n");
-        return 0;
-    }
-    int rc = 0;
-    for (int n = 1; n <= o.tsds; n++) {
-        char ns[64];
-        snprintf(ns, sizeof ns, "bench-scaleout-%ld-%d-%lld", (long)getpid(), n,
-                 (long long)time(NULL));
-        char *cfg = rados_config(o.rados, ns);
-        result_t r = {0};
-        if (!cfg || run_setup(&o, n, cfg, &r)) {
-            rc = 1;
-        } else {
-            print_row("rados", n, &r, &base);
-        }
-        if (cfg) unlink(cfg);
-        free(cfg);
-    }
-    return rc;
+    print_row("embedded", 1, &med[0], &med[0]);
+    for (int s = 1; s < nset; s++)
+        print_row("rados", s, &med[s], &med[0]);
+    if (!rados) printf("\n(no RADOS cluster: --rados CONF or $OCTSDB_TEST_STORE_RADOS)\n");
+    return 0;
 usage:
     fprintf(stderr,
             "usage: %s [--rados CONF] [--points N] [--hosts N] [--metrics N] [--conns N] "
-            "[--tsds N] [--bin PATH]\n",
+            "[--tsds N] [--runs N] [--bin PATH]\n",
             argv[0]);
     return 2;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ceph-cluster.sh -- a throw-away Ceph cluster on 127.0.0.1 for the RADOS
-# store backend's tests: 1 monitor, 3 OSDs (memstore), one pool of size 3.
+# store backend's tests: 1 monitor, 1 manager, 3 OSDs (memstore), one pool
+# of size 3, cephx on, and a least-privilege client for the TSD.
 #
 #   scripts/ceph-cluster.sh start DIR [POOL]   build and start it in DIR (must
 #                                              not hold a cluster); prints the
@@ -8,22 +9,26 @@
 #   scripts/ceph-cluster.sh stop DIR           stop every daemon started in DIR,
 #                                              by the pid recorded at start
 #
-# DIR then holds ceph.conf (for librados and the ceph CLI), octsdb.conf
-# (tsd.storage.backend = rados and its tsd.storage.rados.* keys: what the
-# contract tests read through OCTSDB_TEST_STORE_RADOS), pids/ (one file per
-# daemon) and log/. No cephadm, no systemd: monmaptool, ceph-mon --mkfs,
-# ceph osd new, ceph-osd --mkfs, each daemon in the foreground (-f) in the
-# background of this script, so its pid is the one we recorded.
+# DIR then holds ceph.conf (for librados and the ceph CLI), the keyrings
+# (keyring: mon. and client.admin; client.octsdb.keyring, client.nocaps.keyring),
+# octsdb.conf (tsd.storage.backend = rados and its tsd.storage.rados.* keys,
+# as client.octsdb: what the rados tests read through OCTSDB_TEST_STORE_RADOS),
+# pids/ (one file per daemon) and log/. No cephadm, no systemd: monmaptool,
+# ceph-mon --mkfs, ceph osd new, ceph-osd --mkfs, each daemon in the
+# foreground (-f) in the background of this script, so its pid is the one
+# we recorded.
 #
 # Choices, for a test cluster that starts fast on a 2-core machine:
-#  - no manager daemon: nothing the store does needs one (object I/O, omap,
-#    pool creation go to the monitor and the OSDs), and it would cost several
-#    seconds and ~300 MB. Without it `ceph -s` reports HEALTH_WARN (no mgr)
-#    and pool statistics stay empty; "healthy enough" is therefore checked
-#    the way a client sees it: a write and a read of an object in the pool.
+#  - a manager (ceph-mgr, started like the others): without one `ceph -s`
+#    says HEALTH_WARN "no active mgr" and pool statistics stay empty.
+#    Nothing the store does needs it; it loads only its always-on modules
+#    (figures in docs/scale-out.md, "The test cluster").
 #  - memstore: the OSDs keep objects in memory, no disk I/O; a test cluster
 #    lives for one test run. Replication between the 3 OSDs is real.
-#  - auth none: loopback only, a cluster nobody else can reach.
+#  - cephx on, as in production: client.admin for this script, and
+#    client.octsdb with the caps docs/scale-out.md gives the TSD (mon r,
+#    osd rw on the pool), which the tests use; client.nocaps (mon r, no osd
+#    caps) for the test that such a client fails at start-up, clearly.
 #  - osd_crush_chooseleaf_type = 0: the 3 replicas go to 3 OSDs on one host.
 # A start that fails stops whatever it had started (trap), so no daemon
 # outlives a failed start.
@@ -83,7 +88,7 @@ start_cluster() {
     [ -e "$d/ceph.conf" ] && die "$d already holds a cluster"
     mkdir -p "$d"
     d=$(cd "$d" && pwd)
-    mkdir -p "$d/pids" "$d/log" "$d/run" "$d/mon" "$d/osd"
+    mkdir -p "$d/pids" "$d/log" "$d/run" "$d/mon" "$d/osd" "$d/mgr/mgr.x"
     trap 'stop_cluster "$d"' EXIT
 
     local fsid port conf
@@ -96,9 +101,9 @@ fsid = $fsid
 mon_host = v2:127.0.0.1:$port
 public_addr = 127.0.0.1
 ms_bind_ipv6 = false
-auth_cluster_required = none
-auth_service_required = none
-auth_client_required = none
+auth_cluster_required = cephx
+auth_service_required = cephx
+auth_client_required = cephx
 osd_crush_chooseleaf_type = 0
 osd_pool_default_size = 3
 osd_pool_default_min_size = 2
@@ -113,29 +118,70 @@ log_file = $d/log/\$name.log
 mon_data = $d/mon/\$name
 osd_data = $d/osd/\$name
 keyring = $d/keyring
+mgr_data = $d/mgr/\$name
+# the manager loads only its always-on modules (below), not all 26
+mgr_module_path = $d/mgr/modules
+mgr_initial_modules = status
+# cephx without the pre-2021 clients' global_id reclaim (a HEALTH_WARN otherwise)
+auth_allow_insecure_global_id_reclaim = false
 # a loopback cluster of one host: no clock or disk-space alarms
 mon_clock_drift_allowed = 1
 mon_data_avail_warn = 1
 mon_data_avail_crit = 0
+[client.octsdb]
+keyring = $d/client.octsdb.keyring
+[client.nocaps]
+keyring = $d/client.nocaps.keyring
 EOF
     local ceph=(ceph -c "$conf" --connect-timeout 30)
-    touch "$d/keyring"
+    # Every key is made here and given to the monitor at --mkfs (one ceph
+    # CLI call costs a second on a busy machine): the daemons' and admin's
+    # in "keyring"; the TSD's client and client.nocaps in files of their own.
+    local at=(ceph-authtool "$d/keyring")
+    "${at[@]}" --create-keyring --gen-key -n mon. --cap mon 'allow *' >/dev/null
+    "${at[@]}" --gen-key -n client.admin --cap mon 'allow *' --cap osd 'allow *' \
+        --cap mgr 'allow *' >/dev/null
+    "${at[@]}" --gen-key -n mgr.x --cap mon 'allow profile mgr' --cap osd 'allow *' >/dev/null
+    for i in $(seq 0 $((N_OSD - 1))); do
+        "${at[@]}" --gen-key -n "osd.$i" --cap osd 'allow *' --cap mon 'allow profile osd' \
+            --cap mgr 'allow profile osd' >/dev/null
+    done
+    # The TSD's client: the caps of docs/scale-out.md, "Ceph auth for the TSD".
+    ceph-authtool "$d/client.octsdb.keyring" --create-keyring --gen-key -n client.octsdb \
+        --cap mon 'allow r' --cap osd "allow rw pool=$pool" >/dev/null
+    ceph-authtool "$d/client.nocaps.keyring" --create-keyring --gen-key -n client.nocaps \
+        --cap mon 'allow r' >/dev/null
+    cat "$d/keyring" "$d/client.octsdb.keyring" "$d/client.nocaps.keyring" >"$d/mon-keyring"
     monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$port]" "$d/monmap" >/dev/null
-    ceph-mon -c "$conf" --mkfs -i a --monmap "$d/monmap" >"$d/log/mkfs-mon.log" 2>&1 ||
+    ceph-mon -c "$conf" --mkfs -i a --monmap "$d/monmap" --keyring "$d/mon-keyring" \
+        >"$d/log/mkfs-mon.log" 2>&1 ||
         die "ceph-mon --mkfs failed: $(tail -5 "$d/log/mkfs-mon.log")"
     ceph-mon -c "$conf" -i a -f </dev/null >>"$d/log/mon.a.out" 2>&1 &
     echo $! >"$d/pids/mon.a.pid"
+    # Ceph's manager imports every module in its path (about a second each
+    # here) before it reports in; these are the ones it always runs. It
+    # starts now, so that its imports overlap the OSDs' start.
+    local m src=/usr/share/ceph/mgr
+    mkdir -p "$d/mgr/modules"
+    for m in mgr_module.py mgr_util.py balancer crash devicehealth orchestrator pg_autoscaler \
+        progress rbd_support status telemetry volumes; do
+        ln -s "$src/$m" "$d/mgr/modules/$m"
+    done
+    ceph-mgr -c "$conf" -i x -f </dev/null >>"$d/log/mgr.x.out" 2>&1 &
+    echo $! >"$d/pids/mgr.x.pid"
 
     local i id uuid
     for i in $(seq 0 $((N_OSD - 1))); do
         uuid=$(cat /proc/sys/kernel/random/uuid)
         id=$("${ceph[@]}" osd new "$uuid") || die "ceph osd new failed"
         mkdir -p "$d/osd/osd.$id"
+        [ "$id" = "$i" ] || die "ceph osd new gave id $id, expected $i (its key)"
         ceph-osd -c "$conf" -i "$id" --mkfs --osd-uuid "$uuid" >"$d/log/mkfs-osd.$id.log" 2>&1 ||
             die "ceph-osd --mkfs failed: $(tail -5 "$d/log/mkfs-osd.$id.log")"
         ceph-osd -c "$conf" -i "$id" -f </dev/null >>"$d/log/osd.$id.out" 2>&1 &
         echo $! >"$d/pids/osd.$id.pid"
     done
+
 
     "${ceph[@]}" osd pool create "$pool" 32 32 replicated >/dev/null 2>&1 ||
         die "ceph osd pool create $pool failed"
@@ -160,12 +206,21 @@ EOF
         sleep 0.5
     done
 
+    # HEALTH_OK with the manager active (the monitor does not warn about a
+    # missing one in its first 2 minutes, so look for it too)
+    local st=
+    until st=$("${ceph[@]}" status -f json 2>/dev/null) &&
+        [[ $st == *'"available":true'* && $st == *'"status":"HEALTH_OK"'* ]]; do
+        [ $((SECONDS - t0)) -lt 90 ] || die "not HEALTH_OK with an active mgr after 90 s: $st"
+        sleep 0.5
+    done
+
     cat >"$d/octsdb.conf" <<EOF
 # written by scripts/ceph-cluster.sh for the cluster in this dir
 tsd.storage.backend = rados
 tsd.storage.rados.conf = $conf
 tsd.storage.rados.pool = $pool
-tsd.storage.rados.user = admin
+tsd.storage.rados.user = octsdb
 EOF
     trap - EXIT
     echo "$d/octsdb.conf"

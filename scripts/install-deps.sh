@@ -15,14 +15,14 @@ PKGS=(build-essential cmake pkg-config librocksdb-dev libzstd-dev zlib1g-dev lib
 # .deb and the tests/pkg/ checks use: Debian's packaging tools,
 # systemd-analyze (package systemd; it need not run as PID 1), man, curl;
 # `install-deps.sh ceph` (from `make test`) the Ceph daemons and CLI that
-# scripts/ceph-cluster.sh starts for the rados backend's tests (no ceph-mgr:
-# that cluster runs without a manager, see the script).
+# scripts/ceph-cluster.sh starts for the rados backend's tests (1 monitor,
+# 1 manager, 3 OSDs).
 want_ui=
 for group in "$@"; do
     case "$group" in
     lint) PKGS+=(clang-format clang-tidy cppcheck) ;;
     pkg) PKGS+=(debhelper dpkg-dev systemd man-db curl) ;;
-    ceph) PKGS+=(ceph-mon ceph-osd ceph-common python3) ;;
+    ceph) PKGS+=(ceph-mon ceph-mgr ceph-osd ceph-common python3) ;;
     # graph: gnuplot for /q?png (from `make test`; the TSD answers 501 without it)
     graph) PKGS+=(gnuplot-nox) ;;
     # ui: the browser tests (tests/ui/): Debian's chromium, Node and npm when

@@ -20,7 +20,7 @@
 # The rados store backend's tests (contract/*@rados, unit/test_store_rados,
 # e2e/test_tsd_rados: names ending in @rados or _rados) need a Ceph
 # cluster: when the normal run selects one, a throw-away one is started
-# first (scripts/ceph-cluster.sh, about 10 s; 1 monitor, 3 OSDs on
+# first (scripts/ceph-cluster.sh, about 15 s; 1 monitor, 1 manager, 3 OSDs on
 # 127.0.0.1) and its config exported as OCTSDB_TEST_STORE_RADOS; it is
 # stopped, by pid, as soon as the normal run ends, and by a trap on any exit.
 # A cluster that does not start is one failed test ("ceph"), never a silent

@@ -64,17 +64,27 @@ static int rs_connect(rs_store_t *st, const oct_config_t *cfg, oct_errbuf_t *eb)
         return oct_err(eb, OCT_EIO, "rados: cannot create a client %s: %s", name, strerror(-rc));
     }
     rc = rados_conf_read_file(st->cluster, conf);
-    if (rc < 0)
+    if (rc < 0) {
+        rados_shutdown(st->cluster); /* never connected: nothing else may touch it */
+        st->cluster = NULL;
         return oct_err(eb, OCT_ECONFIG, "tsd.storage.rados.conf: cannot read %s: %s",
                        conf ? conf : "the default ceph.conf", strerror(-rc));
+    }
     /* an unreachable cluster fails the open in 30 s instead of librados' 300 */
     if (rados_conf_set(st->cluster, "client_mount_timeout", "30") < 0) {
         /* keep librados' default */
     }
     rc = rados_connect(st->cluster);
-    if (rc < 0)
-        return oct_err(eb, OCT_EIO, "rados: cannot connect to the cluster of %s as %s: %s",
-                       conf ? conf : "the default ceph.conf", name, strerror(-rc));
+    if (rc < 0) {
+        rados_shutdown(st->cluster);
+        st->cluster = NULL;
+        return oct_err(eb, OCT_EIO, "rados: cannot connect to the cluster of %s as %s: %s%s",
+                       conf ? conf : "the default ceph.conf", name, strerror(-rc),
+                       rc == -ENOENT || rc == -EACCES || rc == -EPERM
+                           ? " (no key for this client in its keyring, or a wrong one: "
+                             "tsd.storage.rados.user and the keyring in ceph.conf)"
+                           : "");
+    }
     rc = rados_ioctx_create(st->cluster, pool, &st->io);
     if (rc < 0) {
         st->io = NULL;
@@ -84,6 +94,19 @@ static int rs_connect(rs_store_t *st, const oct_config_t *cfg, oct_errbuf_t *eb)
         return oct_err(eb, OCT_EIO, "rados: cannot open pool %s: %s", pool, strerror(-rc));
     }
     rados_ioctx_set_namespace(st->io, st->ns);
+    /* The OSDs check a client's caps on each operation: one read now turns
+     * missing caps into a start-up error that names them, not a failed
+     * write later (docs/scale-out.md, "Ceph auth for the TSD"). */
+    uint64_t size;
+    time_t mtime;
+    rc = rados_stat(st->io, st->names[STORE_TABLE_SYS], &size, &mtime);
+    if (rc == -EPERM || rc == -EACCES)
+        return oct_err(eb, OCT_ECONFIG,
+                       "rados: %s may not read pool %s: its OSD caps must allow rw on the pool "
+                       "(ceph auth caps %s mon 'allow r' osd 'allow rw pool=%s'; "
+                       "docs/scale-out.md, \"Ceph auth for the TSD\")",
+                       name, pool, name, pool);
+    if (rc < 0 && rc != -ENOENT) return rs_fail(eb, rc, "stat", st->names[STORE_TABLE_SYS]);
     return 0;
 }
 

@@ -110,7 +110,11 @@ int rs_split_key(const uint8_t *k, size_t kl, uint8_t *scratch, oct_slice_t *row
 
 int rs_fail(oct_errbuf_t *eb, int rc, const char *what, const char *oid)
 {
-    return oct_err(eb, OCT_EIO, "rados %s %s: %s", what, oid ? oid : "", strerror(-rc));
+    return oct_err(eb, OCT_EIO, "rados %s %s: %s%s", what, oid ? oid : "", strerror(-rc),
+                   rc == -EPERM || rc == -EACCES
+                       ? " (the client's caps do not allow it: docs/scale-out.md, \"Ceph auth "
+                         "for the TSD\")"
+                       : "");
 }
 
 /* ---------- objects ---------- */

@@ -668,12 +668,8 @@ static void *flush_thread(void *arg)
 
 int tw_flush_start(tsdb_writer_t *w, oct_errbuf_t *eb)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_destroy(&w->stop_cv);
-    pthread_cond_init(&w->stop_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    tw_cond_init_mono(&w->stop_cv);
     if (pthread_create(&w->flush_thr, NULL, flush_thread, w) != 0)
         return oct_err(eb, OCT_EIO, "cannot start the flush thread");
     w->flush_started = 1;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "codec/point.h"
 #include "codec/rowkey.h"
@@ -172,6 +173,17 @@ struct tsdb_writer {
         blocks_flushed, flush_errors, meta_errors;
     tsdb_wal_recovery_t recovery;
 };
+
+/* A condition variable whose timed waits take CLOCK_MONOTONIC deadlines
+ * (oct_clock_mono_ns), as every wait of the writer's threads does. */
+static inline void tw_cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
 
 static inline tw_series_t *tw_series_at(tsdb_writer_t *w, size_t i)
 {

@@ -221,16 +221,23 @@ int tw_shared_refresh(tsdb_writer_t *w, oct_errbuf_t *eb)
 /* ---- the open-rows registry and its sweep ------------------------------- */
 
 /* docs/format/layout.md, "Open rows" */
-#define TW_OPEN       "open/"
-#define TW_OPEN_LEN   5
-#define TW_OPEN_SLOTS 16
-#define TW_OPEN_FAM   "o"
+#define TW_OPEN        "open/"
+#define TW_OPEN_LEN    5
+#define TW_OPEN_SLOTS  16 /* hours mod */
+#define TW_OPEN_SHARDS 16 /* the TSUID's last byte mod: one hour's rows over 16 objects */
+#define TW_OPEN_FAM    "o"
 
-static oct_slice_t open_part(uint8_t buf[TW_OPEN_LEN + 1], int64_t hour)
+static oct_slice_t open_part(uint8_t buf[TW_OPEN_LEN + 2], int64_t hour, unsigned shard)
 {
     memcpy(buf, TW_OPEN, TW_OPEN_LEN);
     buf[TW_OPEN_LEN] = (uint8_t)(hour % TW_OPEN_SLOTS);
-    return oct_slice(buf, TW_OPEN_LEN + 1);
+    buf[TW_OPEN_LEN + 1] = (uint8_t)(shard % TW_OPEN_SHARDS);
+    return oct_slice(buf, TW_OPEN_LEN + 2);
+}
+
+static unsigned open_shard(const uint8_t *tsuid, size_t len)
+{
+    return len ? tsuid[len - 1] : 0;
 }
 
 int tw_shared_mark(tsdb_writer_t *w, const tw_mark_t *m, size_t n, int del, int64_t now_ms,
@@ -239,14 +246,14 @@ int tw_shared_mark(tsdb_writer_t *w, const tw_mark_t *m, size_t n, int del, int6
     if (!n) return 0;
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++)
-        bytes += 8 + m[i].len + TW_OPEN_LEN + 1;
+        bytes += 8 + m[i].len + TW_OPEN_LEN + 2;
     uint8_t *buf = xmalloc(bytes), *p = buf, stamp[8];
     oct_put_be64(stamp, (uint64_t)now_ms);
     store_op_t *ops = xmalloc(n * sizeof *ops);
     for (size_t i = 0; i < n; i++) {
         int64_t hour = m[i].base_s / 3600;
-        oct_slice_t part = open_part(p, hour);
-        p += TW_OPEN_LEN + 1;
+        oct_slice_t part = open_part(p, hour, open_shard(m[i].tsuid, m[i].len));
+        p += TW_OPEN_LEN + 2;
         oct_put_be32(p, (uint32_t)hour);
         memcpy(p + 4, m[i].tsuid, m[i].len);
         oct_put_be32(p + 4 + m[i].len, w->writer_id);
@@ -319,8 +326,8 @@ static int sweep_row(tsdb_writer_t *w, const open_rows_t *o, size_t from, size_t
     int64_t hour = (int64_t)oct_get_be32(k.ptr);
     const uint8_t *tsuid = k.ptr + 4;
     size_t len = k.len - 8;
-    uint8_t pb[TW_OPEN_LEN + 1];
-    oct_slice_t part = open_part(pb, hour);
+    uint8_t pb[TW_OPEN_LEN + 2];
+    oct_slice_t part = open_part(pb, hour, open_shard(tsuid, len));
     int rc = tw_shared_compact_row(w, tsuid, len, hour * 3600, eb);
     if (rc == OCT_EINVAL || rc == OCT_ECORRUPT) {
         /* not a row of this layout: nothing to compact, drop the entries */
@@ -361,11 +368,11 @@ int tw_shared_sweep(tsdb_writer_t *w, int64_t now_ms, oct_errbuf_t *eb)
     uint8_t hi[4];
     oct_put_be32(hi, (uint32_t)(last_hour + 1));
     int rc = 0, done = 0;
-    for (int slot = 0; slot < TW_OPEN_SLOTS && !rc && !sweep_stopping(w); slot++) {
-        uint8_t pb[TW_OPEN_LEN + 1];
+    for (int slot = 0; slot < TW_OPEN_SLOTS * TW_OPEN_SHARDS && !rc && !sweep_stopping(w); slot++) {
+        uint8_t pb[TW_OPEN_LEN + 2];
         open_rows_t o = {0};
-        rc = scan_rows(w->st, open_part(pb, slot), oct_slice(NULL, 0), oct_slice(hi, 4), open_row,
-                       &o, eb);
+        rc = scan_rows(w->st, open_part(pb, slot / TW_OPEN_SHARDS, (unsigned)slot),
+                       oct_slice(NULL, 0), oct_slice(hi, 4), open_row, &o, eb);
         /* rows are sorted: the entries of one series-hour (one per writer)
          * are neighbours, the same key but the last 4 bytes */
         for (size_t i = 0, j; !rc && i < o.keys.n; i = j) {
@@ -426,12 +433,8 @@ static void *sweep_thread(void *arg)
 
 int tw_shared_sweep_start(tsdb_writer_t *w, oct_errbuf_t *eb)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&w->sweep_mu, NULL);
-    pthread_cond_init(&w->sweep_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    tw_cond_init_mono(&w->sweep_cv);
     w->sweep_stop = 0;
     if (pthread_create(&w->sweep_thr, NULL, sweep_thread, w) != 0) {
         pthread_cond_destroy(&w->sweep_cv);

@@ -704,11 +704,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     pthread_mutex_init(&w->flush_mu, NULL);
     pthread_mutex_init(&w->stop_mu, NULL);
     pthread_cond_init(&w->stop_cv, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* tw_shared_wait_stored's deadlines */
-    pthread_cond_init(&w->stored_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    tw_cond_init_mono(&w->stored_cv); /* tw_shared_wait_stored's deadlines */
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);

@@ -365,7 +365,7 @@ typedef struct {
 static int count_reg(void *ctx, oct_slice_t part)
 {
     reg_ctx_t *c = ctx;
-    if (part.len != 6 || memcmp(part.ptr, "open/", 5) != 0) return 0;
+    if (part.len != 7 || memcmp(part.ptr, "open/", 5) != 0) return 0;
     store_scan_spec_t spec = {0};
     spec.part = part;
     store_scanner_t *sc;

@@ -5,7 +5,8 @@
  * set, so what the answer holds came back from the Ceph cluster. Expected bodies are built from the
  * points the test sends. Needs a cluster: OCTSDB_TEST_STORE_RADOS names the config file
  * scripts/ceph-cluster.sh writes (passed as --config); without it the
- * program exits 77 (ctest: Skipped). */
+ * program exits 77 (ctest: Skipped). With cephx on (that script's cluster),
+ * a client without OSD caps is refused at start-up, naming the caps. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -122,6 +123,68 @@ static void daemon_on_rados_answers_from_the_cluster(void **state)
     tu_tsd_destroy(&t);
 }
 
+/* 1 when the config file at path holds the line. */
+static int file_has_line(const char *path, const char *line)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char buf[4096];
+    int found = 0;
+    while (!found && fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\n")] = 0;
+        found = strcmp(buf, line) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* The test cluster runs with cephx; the TSD's client there has only the
+ * caps docs/scale-out.md gives it (every rados test runs as it), and a
+ * client without OSD caps is refused at start-up with an error that says
+ * which caps, instead of starting and failing its first write. */
+static void a_client_without_caps_fails_at_start(void **state)
+{
+    (void)state;
+    /* the cluster of scripts/ceph-cluster.sh: client.octsdb, and
+     * client.nocaps (mon 'allow r', no osd caps) beside its ceph.conf */
+    if (!file_has_line(cfg_path, "tsd.storage.rados.user = octsdb")) skip();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", cfg_path);
+    *strrchr(dir, '/') = 0;
+    char conf[4200], keyring[4200];
+    snprintf(keyring, sizeof keyring, "%s/client.nocaps.keyring", dir);
+    snprintf(conf, sizeof conf, "%s/ceph.conf", dir);
+    FILE *kf = fopen(keyring, "r");
+    if (!kf) skip();
+    fclose(kf);
+    assert_true(file_has_line(conf, "auth_client_required = cephx"));
+
+    char *tmp = tu_tempdir();
+    char path[4300], data[4300];
+    snprintf(path, sizeof path, "%s/nocaps.conf", tmp);
+    snprintf(data, sizeof data, "%s/data", tmp);
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    fprintf(out,
+            "tsd.storage.backend = rados\ntsd.storage.rados.conf = %s\n"
+            "tsd.storage.rados.user = nocaps\ntsd.storage.rados.namespace = nocaps\n",
+            conf);
+    fclose(out);
+    char cfg_arg[4400], data_arg[4400];
+    snprintf(cfg_arg, sizeof cfg_arg, "--config=%s", path);
+    snprintf(data_arg, sizeof data_arg, "--datadir=%s", data);
+    const char *argv[] = {"tsd", cfg_arg, data_arg, "--bind=127.0.0.1", "--port=4", NULL};
+    char *err = NULL;
+    int st = tu_run_octsdb_stderr(&err, argv, 60);
+    printf("octsdb tsd as client.nocaps: exit %d: %s", st, err ? err : "");
+    assert_true(st > 0); /* refused, not hanging (-1) nor started */
+    assert_non_null(strstr(err, "client.nocaps may not read pool"));
+    assert_non_null(strstr(err, "osd 'allow rw pool="));
+    free(err);
+    tu_rmrf(tmp);
+    free(tmp);
+}
+
 int main(void)
 {
     cfg_path = getenv("OCTSDB_TEST_STORE_RADOS");
@@ -131,6 +194,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(daemon_on_rados_answers_from_the_cluster),
+        cmocka_unit_test(a_client_without_caps_fails_at_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
