@@ -145,6 +145,9 @@ struct tsdb_writer {
     pthread_cond_t stored_cv;
     int kick;
     int64_t journal_next; /* shared: the minute tw_shared_refresh reads from */
+    /* shared: set by the close for its last pass, which writes what it holds
+     * as writer cells and compacts nothing (the sweep does, docs/scale-out.md) */
+    int closing;
     /* shared: the sweep thread (shared.c) compacting rows whose writers are
      * gone, and trimming the journal; its own lock so closing is prompt */
     int64_t sweep_delay_ms;

@@ -764,6 +764,7 @@ void tsdb__writer_close(tsdb_writer_t *w)
     if (w->wal) {
         oct_errbuf_t eb;
         /* Everything into the store, so the log can go. */
+        w->closing = 1;
         clean = tw_flush_pass(w, 1, &eb) == 0 && atomic_load(&w->head_points) == 0;
         tsdb_wal_close(w->wal, clean);
     }
