@@ -24,58 +24,21 @@
 #include <time.h>
 
 #include "testutil.h"
-#include "tsdb/wal.h"
+#include "wal_fixture.h"
 
 #define N_REC    1500
-#define PAYLOAD  200
 #define FSIZE_KB 48
 
 enum { NONE = 0, ACKED, FAILED, REFUSED };
 
 static unsigned char g_state[N_REC];
-static unsigned g_seen[N_REC];
-static unsigned long g_bad;
-
-static void payload_of(uint64_t id, uint8_t *p)
-{
-    for (int i = 0; i < PAYLOAD; i++)
-        p[i] = (uint8_t)(id * 131 + (uint64_t)i * 7 + 1);
-}
-
-static int rp_series(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid, size_t len)
-{
-    (void)ctx, (void)seg;
-    uint8_t want[PAYLOAD];
-    if (id >= N_REC || len != PAYLOAD) {
-        g_bad++;
-        return 0;
-    }
-    payload_of(id, want);
-    if (memcmp(want, tsuid, PAYLOAD) != 0) g_bad++;
-    g_seen[id]++;
-    return 0;
-}
-
-static size_t make_rec(uint8_t *rec, uint64_t id)
-{
-    uint8_t *p = rec + TSDB_WAL_REC_HDR;
-    p += codec_varint_put(p, id);
-    *p++ = PAYLOAD;
-    payload_of(id, p);
-    p += PAYLOAD;
-    return tsdb_wal_seal(rec, TSDB_WAL_T_SERIES, (size_t)(p - rec) - TSDB_WAL_REC_HDR);
-}
 
 static void write_errors_fail_records_then_the_log_recovers(void **state)
 {
     (void)state;
-    char *dir = tu_tempdir();
-    char wdir[4200];
-    snprintf(wdir, sizeof wdir, "%s/wal", dir);
-    tsdb_wal_opts_t o = {.dir = wdir, .flush_interval_ms = 1, .segment_bytes = 64u << 20};
-    tsdb_wal_t *w;
+    wal_fx_t fx;
+    tsdb_wal_t *w = wal_fx_open(&fx, 1, N_REC, 200);
     oct_errbuf_t eb;
-    if (tsdb_wal_open(&o, NULL, NULL, &w, NULL, &eb)) fail_msg("open: %s", eb.msg);
 
     struct rlimit old, lim;
     assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
@@ -86,8 +49,8 @@ static void write_errors_fail_records_then_the_log_recovers(void **state)
 
     unsigned long acked = 0, failed = 0, refused = 0, acked_after_failure = 0;
     for (uint64_t i = 0; i < N_REC; i++) {
-        uint8_t rec[TSDB_WAL_REC_HDR + 16 + PAYLOAD];
-        size_t n = make_rec(rec, i);
+        uint8_t rec[WAL_FX_REC_MAX];
+        size_t n = wal_fx_record(&fx, rec, i);
         uint64_t seg;
         if (tsdb_wal_lock(w, &seg, &eb)) {
             /* failing: refused at once, then retried by the thread */
@@ -119,10 +82,9 @@ static void write_errors_fail_records_then_the_log_recovers(void **state)
     assert_true(failed >= 3);
     assert_true(acked_after_failure > N_REC / 2);
 
-    tsdb_wal_replay_t rp = {NULL, rp_series, NULL, NULL};
     tsdb_wal_recovery_t rec;
-    if (tsdb_wal_open(&o, &rp, NULL, &w, &rec, &eb)) fail_msg("reopen: %s", eb.msg);
-    tsdb_wal_close(w, 1);
+    wal_fx_replay(&fx, &rec);
+    unsigned *g_seen = fx.seen;
     unsigned long failed_present = 0;
     for (unsigned i = 0; i < N_REC; i++) {
         if (g_state[i] == ACKED && g_seen[i] != 1)
@@ -131,7 +93,7 @@ static void write_errors_fail_records_then_the_log_recovers(void **state)
         if (g_state[i] == FAILED && g_seen[i] > 1) fail_msg("failed record %u replayed twice", i);
         failed_present += g_state[i] == FAILED && g_seen[i];
     }
-    assert_int_equal(g_bad, 0);
+    assert_int_equal(fx.bad, 0);
     /* each failed write left a short record at the end of its segment */
     assert_true(rec.torn_bytes > 0);
     assert_int_equal(rec.bad_segments, 0);
@@ -140,8 +102,7 @@ static void write_errors_fail_records_then_the_log_recovers(void **state)
             "failed records present\n",
             (unsigned long long)rec.segments, (unsigned long long)rec.records,
             (unsigned long long)rec.torn_bytes, failed_present, failed);
-    tu_rmrf(dir);
-    free(dir);
+    wal_fx_free(&fx);
 }
 
 int main(void)

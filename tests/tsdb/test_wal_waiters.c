@@ -7,7 +7,7 @@
  * log has one segment, whose size on disk is the log position (positions
  * count from the segment's first byte), so "written up to seq" is checked
  * against stat(2), independently of the log's own counters. Every record is
- * a SERIES record carrying its number; the replay after close must hold
+ * a SERIES record carrying its number (wal_fx_record); the replay after close must hold
  * each one exactly once. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,18 +21,16 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
-#include "tsdb/wal.h"
+#include "wal_fixture.h"
 
-#define N_THR   8
-#define N_PER   400
-#define PAYLOAD 40
+#define N_THR 8
+#define N_PER 400
 
 static char g_seg[4300]; /* the one segment file */
-static unsigned g_seen[N_THR * N_PER];
-static unsigned long g_bad;
 
 typedef struct {
     tsdb_wal_t *w;
+    const wal_fx_t *fx;
     int t;
     unsigned long early, timeouts;
     char err[640];
@@ -50,13 +48,8 @@ static void *worker(void *arg)
     oct_errbuf_t eb;
     for (int i = 0; i < N_PER && !k->err[0]; i++) {
         uint64_t id = (uint64_t)k->t * N_PER + (uint64_t)i;
-        uint8_t rec[TSDB_WAL_REC_HDR + 16 + PAYLOAD];
-        uint8_t *p = rec + TSDB_WAL_REC_HDR;
-        p += codec_varint_put(p, id);
-        *p++ = PAYLOAD;
-        memset(p, (int)(id & 0xFF), PAYLOAD);
-        p += PAYLOAD;
-        size_t n = tsdb_wal_seal(rec, TSDB_WAL_T_SERIES, (size_t)(p - rec) - TSDB_WAL_REC_HDR);
+        uint8_t rec[WAL_FX_REC_MAX];
+        size_t n = wal_fx_record(k->fx, rec, id);
         uint64_t seg;
         if (tsdb_wal_lock(k->w, &seg, &eb)) {
             snprintf(k->err, sizeof k->err, "lock: %s", eb.msg);
@@ -82,33 +75,12 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int rp_series(void *ctx, uint64_t seg, uint64_t id, const uint8_t *tsuid, size_t len)
-{
-    (void)ctx, (void)seg;
-    if (id >= N_THR * N_PER || len != PAYLOAD) {
-        g_bad++;
-        return 0;
-    }
-    for (size_t i = 0; i < len; i++)
-        if (tsuid[i] != (uint8_t)(id & 0xFF)) {
-            g_bad++;
-            return 0;
-        }
-    g_seen[id]++;
-    return 0;
-}
-
 static void each_waiter_wakes_when_its_records_are_written(void **state)
 {
     (void)state;
-    char *dir = tu_tempdir();
-    char wdir[4200];
-    snprintf(wdir, sizeof wdir, "%s/wal", dir);
-    tsdb_wal_opts_t o = {.dir = wdir, .flush_interval_ms = 10000, .segment_bytes = 64u << 20};
-    tsdb_wal_t *w;
-    oct_errbuf_t eb;
-    if (tsdb_wal_open(&o, NULL, NULL, &w, NULL, &eb)) fail_msg("open: %s", eb.msg);
-    snprintf(g_seg, sizeof g_seg, "%s/%016llx.wal", wdir,
+    wal_fx_t fx;
+    tsdb_wal_t *w = wal_fx_open(&fx, 10000, N_THR * N_PER, 40);
+    snprintf(g_seg, sizeof g_seg, "%s/%016llx.wal", fx.wdir,
              (unsigned long long)tsdb_wal_current_segment(w));
 
     worker_t k[N_THR];
@@ -116,6 +88,7 @@ static void each_waiter_wakes_when_its_records_are_written(void **state)
     memset(k, 0, sizeof k);
     for (int t = 0; t < N_THR; t++) {
         k[t].w = w;
+        k[t].fx = &fx;
         k[t].t = t;
         assert_int_equal(pthread_create(&th[t], NULL, worker, &k[t]), 0);
     }
@@ -135,16 +108,13 @@ static void each_waiter_wakes_when_its_records_are_written(void **state)
     /* a sync waiter was answered: at least one fdatasync happened */
     assert_true(syncs >= 1);
 
-    tsdb_wal_replay_t rp = {NULL, rp_series, NULL, NULL};
     tsdb_wal_recovery_t rec;
-    if (tsdb_wal_open(&o, &rp, NULL, &w, &rec, &eb)) fail_msg("reopen: %s", eb.msg);
-    tsdb_wal_close(w, 1);
-    assert_int_equal(g_bad, 0);
+    wal_fx_replay(&fx, &rec);
+    assert_int_equal(fx.bad, 0);
     assert_int_equal(rec.torn_bytes, 0);
     for (unsigned i = 0; i < N_THR * N_PER; i++)
-        if (g_seen[i] != 1) fail_msg("record %u replayed %u times", i, g_seen[i]);
-    tu_rmrf(dir);
-    free(dir);
+        if (fx.seen[i] != 1) fail_msg("record %u replayed %u times", i, fx.seen[i]);
+    wal_fx_free(&fx);
 }
 
 int main(void)
