@@ -127,6 +127,7 @@ static int api_route_writes(const api_route_t *r, unsigned verb)
         r->fn == api_histogram || r->fn == api_octsdb_compact || r->fn == api_octsdb_delete ||
         r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete || r->fn == api_octsdb_uid_fsck)
         return 1;
+    if (r->fn == api_octsdb_expire) return 1; /* a pass drops data, even asked for a dry run */
     if (r->fn == api_annotation || r->fn == api_annotations || r->fn == api_uid_tsmeta ||
         r->fn == api_uid_uidmeta)
         return verb != API_GET;

@@ -54,6 +54,7 @@ static const route_t want_routes[] = {
     {"histogram", 0, G | P | U | D, G | P | U | D},
     {"octsdb/compact", 0, P, P},
     {"octsdb/delete", 0, P, P},
+    {"octsdb/expire", 0, P, P},
     {"octsdb/flush", 0, P, 0},
     {"octsdb/fsck", 0, P, P},
     {"octsdb/uid/delete", 0, P, P},
