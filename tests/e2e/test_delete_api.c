@@ -23,21 +23,16 @@
 
 #include "testutil.h"
 #include "api_client.h"
+#include "delete_model.h"
 
 #define H0 1356998400000LL /* 2013-01-01T00:00:00Z, ms */
 #define HR 3600000LL
 #define NS 4
-#define NP 256
 
 static const char *const s_metric[NS] = {"del.a", "del.a", "del.a", "del.b"};
 static const char *const s_host[NS] = {"a", "b", "c", "a"};
 
-typedef struct {
-    int64_t ts[NP], val[NP];
-    int gone[NP];
-    size_t n;
-} model_t;
-static model_t g_m[NS];
+static dm_series_t g_m[NS];
 static tu_tsd_t g_t;
 static const char *const k_extra[] = {"--auto-metric", "--set", "tsd.http.query.allow_delete=true",
                                       NULL};
@@ -49,32 +44,12 @@ static void put(int s, int64_t ts, int64_t val)
              "{\"metric\":\"%s\",\"timestamp\":%lld,\"value\":%lld,\"tags\":{\"host\":\"%s\"}}",
              s_metric[s], (long long)ts, (long long)val, s_host[s]);
     free(ac_req_ok(&g_t, "POST", "/api/put", body, 204));
-    model_t *m = &g_m[s];
-    assert_true(m->n < NP);
-    m->ts[m->n] = ts;
-    m->val[m->n] = val;
-    m->gone[m->n++] = 0;
+    dm_add(&g_m[s], ts, val);
 }
 
 static uint64_t model_delete(int s, int64_t lo, int64_t hi)
 {
-    uint64_t k = 0;
-    for (size_t i = 0; i < g_m[s].n; i++)
-        if (!g_m[s].gone[i] && g_m[s].ts[i] >= lo && g_m[s].ts[i] <= hi) {
-            g_m[s].gone[i] = 1;
-            k++;
-        }
-    return k;
-}
-
-typedef struct {
-    int64_t ts, val;
-} kept_t;
-
-static int kept_cmp(const void *a, const void *b)
-{
-    const kept_t *x = a, *y = b;
-    return (x->ts > y->ts) - (x->ts < y->ts);
+    return dm_delete(&g_m[s], lo, hi);
 }
 
 /* The /api/query answer for series s over [from, to] the model predicts:
@@ -89,12 +64,8 @@ static void expect_series(int s, int64_t from, int64_t to, const char *when)
                                 "[{\"metric\":\"%s\",\"tags\":{\"host\":\"%s\"},"
                                 "\"aggregateTags\":[],\"dps\":{",
                                 s_metric[s], s_host[s]);
-    static kept_t k[NP];
-    size_t nk = 0;
-    for (size_t i = 0; i < g_m[s].n; i++)
-        if (!g_m[s].gone[i] && g_m[s].ts[i] >= from && g_m[s].ts[i] <= to)
-            k[nk++] = (kept_t){g_m[s].ts[i], g_m[s].val[i]};
-    qsort(k, nk, sizeof *k, kept_cmp);
+    static dm_kept_t k[DM_NP];
+    size_t nk = dm_kept(&g_m[s], from, to, k);
     int any = nk > 0;
     for (size_t i = 0; i < nk; i++)
         n += (size_t)snprintf(want + n, sizeof want - n, "%s\"%lld\":%lld", i ? "," : "",

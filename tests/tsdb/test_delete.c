@@ -23,6 +23,7 @@
 
 #include "codec/rowkey.h"
 #include "common/config.h"
+#include "delete_model.h"
 #include "testutil.h"
 #include "tsdb_fixture.h"
 #include "tsdb/annotation.h"
@@ -36,18 +37,12 @@
 #define H0    1356998400LL /* 2013-01-01T00:00:00Z */
 #define HR    3600LL
 #define MS(s) ((s)*1000LL)
-#define NS    4   /* series: dm.a{host=a,b,c}, dm.b{host=a} */
-#define NP    512 /* points per series at most */
+#define NS    4 /* series: dm.a{host=a,b,c}, dm.b{host=a} */
 
 static const char *const s_metric[NS] = {"dm.a", "dm.a", "dm.a", "dm.b"};
 static const char *const s_host[NS] = {"a", "b", "c", "a"};
 
-typedef struct {
-    int64_t ts[NP], val[NP];
-    int gone[NP];
-    size_t n;
-} model_t;
-static model_t g_m[NS];
+static dm_series_t g_m[NS];
 
 static long put_db(tsdb_t *db, int s, int64_t ts_ms, int64_t val, uint64_t *seq)
 {
@@ -59,11 +54,7 @@ static long put_db(tsdb_t *db, int s, int64_t ts_ms, int64_t val, uint64_t *seq)
 
 static void model_add(int s, int64_t ts_ms, int64_t val)
 {
-    model_t *m = &g_m[s];
-    assert_true(m->n < NP);
-    m->ts[m->n] = ts_ms;
-    m->val[m->n] = val;
-    m->gone[m->n++] = 0;
+    dm_add(&g_m[s], ts_ms, val);
 }
 
 static void put(int s, int64_t ts_ms, int64_t val)
@@ -79,38 +70,18 @@ static void tsuid_of(int s, uint8_t out[9])
     assert_int_equal(codec_uid_encode(tsdb_fx_uid(CODEC_UID_TAGV, s_host[s]), 3, out + 6), 0);
 }
 
-/* Marks the model's points of series s in [lo, hi]; returns how many. */
 static uint64_t model_delete(int s, int64_t lo, int64_t hi)
 {
-    uint64_t k = 0;
-    for (size_t i = 0; i < g_m[s].n; i++)
-        if (!g_m[s].gone[i] && g_m[s].ts[i] >= lo && g_m[s].ts[i] <= hi) {
-            g_m[s].gone[i] = 1;
-            k++;
-        }
-    return k;
-}
-
-typedef struct {
-    int64_t ts, val;
-} kept_t;
-
-static int kept_cmp(const void *a, const void *b)
-{
-    const kept_t *x = a, *y = b;
-    return (x->ts > y->ts) - (x->ts < y->ts);
+    return dm_delete(&g_m[s], lo, hi);
 }
 
 /* Every series read back equals the model's kept points (distinct
  * timestamps), in time order. */
 static void check_all(const char *when)
 {
-    static kept_t k[NP];
+    static dm_kept_t k[DM_NP];
     for (int s = 0; s < NS; s++) {
-        size_t nk = 0;
-        for (size_t i = 0; i < g_m[s].n; i++)
-            if (!g_m[s].gone[i]) k[nk++] = (kept_t){g_m[s].ts[i], g_m[s].val[i]};
-        qsort(k, nk, sizeof *k, kept_cmp);
+        size_t nk = dm_kept(&g_m[s], INT64_MIN, INT64_MAX, k);
         uint8_t t[9];
         tsuid_of(s, t);
         codec_point_t *p;
