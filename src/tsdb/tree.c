@@ -140,7 +140,7 @@ static int tree_from_row(const store_result_t *row, tsdb_tree_t *t, oct_errbuf_t
             t->rules[t->n_rules++] = r;
         }
     }
-    qsort(t->rules, t->n_rules, sizeof *t->rules, tree_rule_cmp);
+    if (t->n_rules > 1) qsort(t->rules, t->n_rules, sizeof *t->rules, tree_rule_cmp);
     return found;
 }
 

@@ -206,8 +206,9 @@ int tsdb_tree_branch_get(tsdb_t *db, const uint8_t *id, size_t len, tsdb_tree_br
         tsdb_tree_branch_free(out);
         return rc < 0 ? rc : 0;
     }
-    qsort(out->leaves, out->n_leaves, sizeof *out->leaves, tree_leaf_cmp);
-    qsort(out->children, out->n_children, sizeof *out->children, tree_child_cmp);
+    if (out->n_leaves > 1) qsort(out->leaves, out->n_leaves, sizeof *out->leaves, tree_leaf_cmp);
+    if (out->n_children > 1)
+        qsort(out->children, out->n_children, sizeof *out->children, tree_child_cmp);
     return 1;
 }
 
