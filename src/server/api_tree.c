@@ -836,7 +836,7 @@ void api_tree_test(api_call_t *c)
         tsdb_tree_series_t s;
         if (rc <= 0) {
             tree_test_messages(&w, "Unable to locate TSUID meta data");
-        } else if ((rc = tsdb_tree_series_load(c->tsd->db, tsuid, (size_t)tl, &s, &eb))) {
+        } else if (tsdb_tree_series_load(c->tsd->db, tsuid, (size_t)tl, &s, &eb)) {
             char msg[OCT_ERRBUF_SIZE + 64];
             snprintf(msg, sizeof msg, "TSUID was missing a UID name: %s", eb.msg);
             tree_test_messages(&w, msg);

@@ -129,7 +129,13 @@ static int tree_from_row(const store_result_t *row, tsdb_tree_t *t, oct_errbuf_t
             size_t ql = c->qualifier.len - pl < sizeof q - 1 ? c->qualifier.len - pl : sizeof q - 1;
             memcpy(q, c->qualifier.ptr + pl, ql);
             q[ql] = '\0';
-            if (!rc && sscanf(q, "%d:%d", &r.level, &r.order) != 2) rc = OCT_ECORRUPT;
+            char *colon = q, *end = q;
+            long lv = strtol(q, &colon, 10), od = -1;
+            if (colon != q && *colon == ':') od = strtol(colon + 1, &end, 10);
+            if (end == colon + 1 || *end) od = -1; /* "<level>:<order>", nothing else */
+            if (!rc && (lv < 0 || od < 0 || lv > INT32_MAX || od > INT32_MAX)) rc = OCT_ECORRUPT;
+            r.level = (int)lv;
+            r.order = (int)od;
             r.tree_id = t->id;
             if (!rc) rc = tree_rule_validate(&r, eb);
             if (rc) {
@@ -140,7 +146,7 @@ static int tree_from_row(const store_result_t *row, tsdb_tree_t *t, oct_errbuf_t
             t->rules[t->n_rules++] = r;
         }
     }
-    qsort(t->rules, t->n_rules, sizeof *t->rules, tree_rule_cmp);
+    if (t->n_rules > 1) qsort(t->rules, t->n_rules, sizeof *t->rules, tree_rule_cmp);
     return found;
 }
 

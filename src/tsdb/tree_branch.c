@@ -206,8 +206,9 @@ int tsdb_tree_branch_get(tsdb_t *db, const uint8_t *id, size_t len, tsdb_tree_br
         tsdb_tree_branch_free(out);
         return rc < 0 ? rc : 0;
     }
-    qsort(out->leaves, out->n_leaves, sizeof *out->leaves, tree_leaf_cmp);
-    qsort(out->children, out->n_children, sizeof *out->children, tree_child_cmp);
+    if (out->n_leaves > 1) qsort(out->leaves, out->n_leaves, sizeof *out->leaves, tree_leaf_cmp);
+    if (out->n_children > 1)
+        qsort(out->children, out->n_children, sizeof *out->children, tree_child_cmp);
     return 1;
 }
 
@@ -375,8 +376,8 @@ int tsdb_tree_process(tsdb_t *db, const tsdb_tree_t *t, const tsdb_tree_series_t
     oct_strbuf_free(&js);
     if (rc < 0) goto done;
     size_t idl = 2 + 4 * r->n_branches, ll = strlen(TREE_LEAF_PFX);
-    uint8_t q[16];
-    memcpy(q, TREE_LEAF_PFX, ll);
+    uint8_t q[16];                /* "leaf:" and the 4 hash bytes: a qualifier, not a C string */
+    memcpy(q, TREE_LEAF_PFX, ll); /* NOLINT(bugprone-not-null-terminated-result) */
     oct_put_be32(q + ll, (uint32_t)tree_hash(r->leaf, strlen(r->leaf)));
     {
         json_writer_t w;
