@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/json.h"
 #include "tsdb/tsdb.h"
 #include "tsdb/read.h"
 #include "tsdb/write.h"
@@ -25,6 +26,22 @@ static inline int ac_req(const tu_tsd_t *t, const char *method, const char *targ
     if (!r) r = calloc(1, 1);
     *resp = r;
     return st;
+}
+
+/* GET target, which must answer 200 with JSON: the parsed value (in a), the text in *keep
+ * (free it after the last use of the value). */
+static inline json_value_t *ac_get_json(const tu_tsd_t *t, const char *target, json_arena_t *a,
+                                        char **keep)
+{
+    char *r;
+    int st = ac_req(t, "GET", target, NULL, &r);
+    if (st != 200) fail_msg("GET %s: %d %s", target, st, r);
+    json_value_t *v;
+    oct_errbuf_t eb;
+    if (json_parse(a, r, strlen(r), 0, &v, &eb))
+        fail_msg("GET %s: bad JSON %s: %s", target, eb.msg, r);
+    *keep = r;
+    return v;
 }
 
 /* One request that must answer want_status; returns the body (free it). */

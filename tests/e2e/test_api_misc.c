@@ -17,19 +17,6 @@
 #include "api_client.h"
 #include "common/json.h"
 
-static json_value_t *get_json(const tu_tsd_t *t, const char *target, json_arena_t *a, char **keep)
-{
-    char *r;
-    int st = ac_req(t, "GET", target, NULL, &r);
-    if (st != 200) fail_msg("GET %s: %d %s", target, st, r);
-    json_value_t *v;
-    oct_errbuf_t eb;
-    if (json_parse(a, r, strlen(r), 0, &v, &eb))
-        fail_msg("GET %s: bad JSON %s: %s", target, eb.msg, r);
-    *keep = r;
-    return v;
-}
-
 #define E404 "{\"error\":{\"code\":404,\"message\":\"Endpoint not found\"}}"
 
 static void routing_versions_and_errors(void **state)
@@ -121,7 +108,7 @@ static void version_config_filters_aggregators(void **state)
     json_arena_t a = JSON_ARENA_INIT;
     char *keep;
 
-    json_value_t *v = get_json(&t, "/api/version", &a, &keep);
+    json_value_t *v = ac_get_json(&t, "/api/version", &a, &keep);
     /* 2.4's nine, then octsdb's own two (test_legacy_routes checks values) */
     const char *fields[] = {"version",     "short_revision", "full_revision",  "timestamp",
                             "repo_status", "user",           "host",           "repo",
@@ -135,7 +122,7 @@ static void version_config_filters_aggregators(void **state)
     assert_true(json_str_eq(json_obj_get(v, "version"), "2.4.1"));
     free(keep);
 
-    v = get_json(&t, "/api/config", &a, &keep);
+    v = ac_get_json(&t, "/api/config", &a, &keep);
     assert_int_equal(v->type, JSON_OBJECT);
     char port[16];
     snprintf(port, sizeof port, "%d", t.port);
@@ -151,7 +138,7 @@ static void version_config_filters_aggregators(void **state)
     }
     free(keep);
 
-    v = get_json(&t, "/api/config/filters", &a, &keep);
+    v = ac_get_json(&t, "/api/config/filters", &a, &keep);
     const char *filters[] = {"iliteral_or",    "iwildcard", "literal_or", "not_iliteral_or",
                              "not_literal_or", "regexp",    "wildcard"};
     assert_int_equal(v->n, 7);
@@ -171,7 +158,7 @@ static void version_config_filters_aggregators(void **state)
                           "ep75r3",    "ep90r3", "ep95r3", "ep99r3", "ep999r3", "ep50r7",
                           "ep75r7",    "ep90r7", "ep95r7", "ep99r7", "ep999r7"};
     size_t na = sizeof aggs / sizeof *aggs;
-    v = get_json(&t, "/api/aggregators", &a, &keep);
+    v = ac_get_json(&t, "/api/aggregators", &a, &keep);
     assert_int_equal(v->type, JSON_ARRAY);
     assert_int_equal(v->n, na);
     for (size_t i = 0; i < na; i++) {
@@ -188,7 +175,7 @@ static void version_config_filters_aggregators(void **state)
     free(r1);
     free(r2);
 
-    v = get_json(&t, "/api/serializers", &a, &keep);
+    v = ac_get_json(&t, "/api/serializers", &a, &keep);
     assert_int_equal(v->type, JSON_ARRAY);
     assert_int_equal(v->n, 1);
     assert_true(json_str_eq(json_obj_get(v->child, "serializer"), "json"));
@@ -216,7 +203,7 @@ static void stats_endpoints(void **state)
         "request\"}}");
     json_arena_t a = JSON_ARENA_INIT;
     char *keep;
-    json_value_t *v = get_json(&t, "/api/stats", &a, &keep);
+    json_value_t *v = ac_get_json(&t, "/api/stats", &a, &keep);
     assert_int_equal(v->type, JSON_ARRAY);
     assert_true(v->n > 10);
     int seen_put = 0, seen_invalid = 0, seen_ids = 0;
@@ -246,10 +233,10 @@ static void stats_endpoints(void **state)
     assert_true(seen_put && seen_invalid && seen_ids);
     free(keep);
     /* the points /api/query gave out: the two stored ones, once each */
-    v = get_json(&t, "/api/query?start=1356998400&end=1356998410&m=sum:s.m", &a, &keep);
+    v = ac_get_json(&t, "/api/query?start=1356998400&end=1356998410&m=sum:s.m", &a, &keep);
     assert_int_equal(v->type, JSON_ARRAY);
     free(keep);
-    v = get_json(&t, "/api/stats", &a, &keep);
+    v = ac_get_json(&t, "/api/stats", &a, &keep);
     int seen_emitted = 0, seen_storage = 0;
     for (json_value_t *e = v->child; e; e = e->next) {
         json_value_t *m = json_obj_get(e, "metric"), *val = json_obj_get(e, "value"),
@@ -263,11 +250,11 @@ static void stats_endpoints(void **state)
     assert_true(seen_emitted && seen_storage);
     free(keep);
     /* the query above is listed (its figures: test_api_stats.c) */
-    v = get_json(&t, "/api/stats/query", &a, &keep);
+    v = ac_get_json(&t, "/api/stats/query", &a, &keep);
     assert_int_equal(json_obj_get(v, "running")->n, 0);
     assert_int_equal(json_obj_get(v, "completed")->n, 1);
     free(keep);
-    v = get_json(&t, "/api/stats/threads", &a, &keep);
+    v = ac_get_json(&t, "/api/stats/threads", &a, &keep);
     assert_int_equal(v->type, JSON_ARRAY);
     assert_true(v->n >= 2); /* at least the main thread and a worker */
     assert_int_equal(json_obj_get(v->child, "name")->type, JSON_STRING);

@@ -18,25 +18,12 @@
 #include "api_client.h"
 #include "common/json.h"
 
-static json_value_t *get_json(const tu_tsd_t *t, const char *target, json_arena_t *a, char **keep)
-{
-    char *r;
-    int st = ac_req(t, "GET", target, NULL, &r);
-    if (st != 200) fail_msg("GET %s: %d %s", target, st, r);
-    json_value_t *v;
-    oct_errbuf_t eb;
-    if (json_parse(a, r, strlen(r), 0, &v, &eb))
-        fail_msg("GET %s: bad JSON %s: %s", target, eb.msg, r);
-    *keep = r;
-    return v;
-}
-
 /* The value of metric{tag} in a fresh /api/stats ("" tag: none but host); fails if absent. */
 static long long stat(const tu_tsd_t *t, const char *metric, const char *tag)
 {
     json_arena_t a = JSON_ARENA_INIT;
     char *keep;
-    json_value_t *v = get_json(t, "/api/stats", &a, &keep);
+    json_value_t *v = ac_get_json(t, "/api/stats", &a, &keep);
     long long got = -1;
     for (json_value_t *e = v->child; e && got < 0; e = e->next) {
         json_value_t *m = json_obj_get(e, "metric"), *tags = json_obj_get(e, "tags");
@@ -129,7 +116,7 @@ static void names_and_values_as_2_4(void **state)
     close(fd);
     json_arena_t a = JSON_ARENA_INIT;
     char *keep;
-    json_value_t *v = get_json(&t, "/api/stats", &a, &keep);
+    json_value_t *v = ac_get_json(&t, "/api/stats", &a, &keep);
     const char *line = text;
     size_t n = 0;
     for (json_value_t *e = v->child; e; e = e->next, n++) {
@@ -190,7 +177,7 @@ static void query_stats_list_the_queries_sent(void **state)
 
     json_arena_t a = JSON_ARENA_INIT;
     char *keep;
-    json_value_t *v = get_json(&t, "/api/stats/query", &a, &keep);
+    json_value_t *v = ac_get_json(&t, "/api/stats/query", &a, &keep);
     assert_int_equal(json_obj_get(v, "running")->n, 0);
     assert_int_equal(json_obj_get(v, "completed")->n, 2);
     json_value_t *e = completed_for(v, "m.a");
@@ -231,7 +218,7 @@ static void query_stats_list_the_queries_sent(void **state)
         assert_int_equal(ac_req(&t, "GET", target, NULL, &r), 200);
         free(r);
     }
-    v = get_json(&t, "/api/stats/query", &a, &keep);
+    v = ac_get_json(&t, "/api/stats/query", &a, &keep);
     json_value_t *done = json_obj_get(v, "completed");
     assert_int_equal(done->n, 256);
     assert_true(num(json_obj_get(done->child, "query"), "end") == (1356998400.0 + 45) * 1000);
@@ -251,7 +238,7 @@ static void threads_as_2_4_shapes_them(void **state)
     start_with_points(&t);
     json_arena_t a = JSON_ARENA_INIT;
     char *keep;
-    json_value_t *v = get_json(&t, "/api/stats/threads", &a, &keep);
+    json_value_t *v = ac_get_json(&t, "/api/stats/threads", &a, &keep);
     int main_seen = 0, http_seen = 0;
     for (json_value_t *e = v->child; e; e = e->next) {
         json_value_t *st = json_obj_get(e, "state"), *name = json_obj_get(e, "name");
