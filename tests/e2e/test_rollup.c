@@ -23,6 +23,7 @@
 
 #include "testutil.h"
 #include "api_client.h"
+#include "rollup_model.h"
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "store/store.h"
@@ -533,20 +534,10 @@ static void startup_refused(void **state)
 #define AUTO_HOURS  4
 #define AUTO_MAX    400
 
-typedef struct {
-    long long ts;
-    int is_int;
-    long long i;
-    double f;
-} apt_t;
+typedef rm_pt_t apt_t;
 
 static apt_t g_pts[AUTO_SERIES][AUTO_MAX];
 static int g_np[AUTO_SERIES];
-
-static double apv(const apt_t *p)
-{
-    return p->is_int ? (double)p->i : p->f;
-}
 
 /* Random points (fixed seed) for series s in hours [h0, h1): seconds the
  * series holds no point at yet (a second write there would be a duplicate,
@@ -594,23 +585,8 @@ static void auto_expect(int s, const char *agg, long long iv_s, exp_t *e)
 {
     e->n = 0;
     for (long long b = T0; b < T0 + 3600LL * AUTO_HOURS; b += iv_s) {
-        double sum = 0, mn = INFINITY, mx = -INFINITY;
-        long long cnt = 0;
-        for (int i = 0; i < g_np[s]; i++) {
-            const apt_t *p = &g_pts[s][i];
-            if (p->ts < b || p->ts >= b + iv_s) continue;
-            sum += apv(p);
-            cnt++;
-            mn = fmin(mn, apv(p));
-            mx = fmax(mx, apv(p));
-        }
-        if (!cnt) continue;
-        double v = !strcmp(agg, "sum")     ? sum
-                   : !strcmp(agg, "count") ? (double)cnt
-                   : !strcmp(agg, "min")   ? mn
-                   : !strcmp(agg, "max")   ? mx
-                                           : sum / (double)cnt;
-        ex_add(e, b, v);
+        double v;
+        if (rm_bucket(g_pts[s], g_np[s], b, iv_s, agg, &v)) ex_add(e, b, v);
     }
 }
 

@@ -25,6 +25,7 @@
 
 #include "testutil.h"
 #include "api_client.h"
+#include "rollup_model.h"
 #include "common/json.h"
 #include "common/strbuf.h"
 
@@ -46,22 +47,12 @@ static const char *const g_auto_args[] = {
 static const char *const g_plain_args[] = {
     "--auto-metric", "--set", "tsd.rollups.enable=true", "--set", "tsd.rollups.config=" CONF, NULL};
 
-typedef struct {
-    long long ts;
-    int is_int;
-    long long i;
-    double f;
-} pt_t;
+typedef rm_pt_t pt_t;
 
 /* the model: points per metric (0: x.r, 1: x.o) and series */
 static pt_t g_p[2][NSER][MAXP];
 static int g_n[2][NSER];
 static const char *const g_metric[2] = {"x.r", "x.o"};
-
-static double pv(const pt_t *p)
-{
-    return p->is_int ? (double)p->i : p->f;
-}
 
 /* Random points of metric m, series s, hours [h0, h1): per_hour tries at
  * seconds the series has no point at yet. Returns the /api/put body. */
@@ -120,25 +111,8 @@ static int model(int m, int s, const char *agg, long long iv_s, long long lo, lo
                  long long *ts, double *v)
 {
     int n = 0;
-    for (long long b = lo; b < hi; b += iv_s) {
-        double sum = 0, mn = INFINITY, mx = -INFINITY;
-        long long cnt = 0;
-        for (int i = 0; i < g_n[m][s]; i++) {
-            const pt_t *p = &g_p[m][s][i];
-            if (p->ts < b || p->ts >= b + iv_s) continue;
-            sum += pv(p);
-            cnt++;
-            mn = fmin(mn, pv(p));
-            mx = fmax(mx, pv(p));
-        }
-        if (!cnt) continue;
-        ts[n] = b;
-        v[n++] = !strcmp(agg, "sum")     ? sum
-                 : !strcmp(agg, "count") ? (double)cnt
-                 : !strcmp(agg, "min")   ? mn
-                 : !strcmp(agg, "max")   ? mx
-                                         : sum / (double)cnt;
-    }
+    for (long long b = lo; b < hi; b += iv_s)
+        if (rm_bucket(g_p[m][s], g_n[m][s], b, iv_s, agg, &v[n])) ts[n++] = b;
     return n;
 }
 
