@@ -181,16 +181,25 @@ static int wait_exit(void)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void second_sigterm_is_ignored(void **state)
+/* Holds the stop with a blocked query, sends SIGTERM, and once the stop
+ * has begun a second one, which the log must call ignored. Returns the
+ * query's socket (its answer unread). */
+static int stop_and_repeat(void)
 {
-    (void)state;
-    load_points();
     int q = open_blocked_query();
     mark_log();
     kill(tsd.pid, SIGTERM);
     wait_log("Received SIGTERM, shutting down");
     kill(tsd.pid, SIGTERM);
     wait_log("Received SIGTERM while stopping: ignored");
+    return q;
+}
+
+static void second_sigterm_is_ignored(void **state)
+{
+    (void)state;
+    load_points();
+    int q = stop_and_repeat();
     assert_true(still_running());
     read_answer(q);
     assert_int_equal(wait_exit(), 0);
@@ -211,12 +220,7 @@ static void third_sigterm_forces(void **state)
     assert_int_equal(
         tu_http(tsd.port, "POST", "/api/put?sync", NULL, body, strlen(body), &resp, NULL), 204);
     free(resp);
-    int q = open_blocked_query();
-    mark_log();
-    kill(tsd.pid, SIGTERM);
-    wait_log("Received SIGTERM, shutting down");
-    kill(tsd.pid, SIGTERM);
-    wait_log("Received SIGTERM while stopping: ignored");
+    int q = stop_and_repeat();
     kill(tsd.pid, SIGTERM);
     assert_int_equal(wait_exit(), 128 + SIGTERM);
     wait_log("Received SIGTERM again while stopping: exiting now");
