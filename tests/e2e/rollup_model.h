@@ -6,7 +6,11 @@
 #define OCT_TEST_ROLLUP_MODEL_H
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "api_client.h"
+#include "common/json.h"
 
 typedef struct {
     long long ts;
@@ -41,6 +45,39 @@ static inline int rm_bucket(const rm_pt_t *p, int n, long long b, long long iv_s
          : !strcmp(agg, "max")   ? mx
                                  : sum / (double)cnt;
     return 1;
+}
+
+/* The answer of GET target must be exactly one series whose dps equal
+ * ts[0..n), v[0..n) (to rel_tol relative; 0 = exactly), or no series at
+ * all when n is 0. Needs cmocka included before. */
+static inline void rm_expect(const tu_tsd_t *t, const char *what, const char *target,
+                             const long long *ts, const double *v, int n, double rel_tol)
+{
+    char *r = ac_req_ok(t, "GET", target, NULL, 200);
+    json_arena_t a = JSON_ARENA_INIT;
+    json_value_t *jv;
+    oct_errbuf_t eb;
+    if (json_parse(&a, r, strlen(r), JSON_ALLOW_NONFINITE, &jv, &eb) || jv->type != JSON_ARRAY)
+        fail_msg("%s: not a JSON array: %s", what, r);
+    if (n == 0) {
+        if (jv->n != 0) fail_msg("%s %s: want no series, got %s", what, target, r);
+    } else {
+        if (jv->n != 1) fail_msg("%s %s: want one series, got %s", what, target, r);
+        const json_value_t *dps = json_obj_get(jv->child, "dps");
+        if (!dps || (int)dps->n != n) fail_msg("%s %s: want %d points, got %s", what, target, n, r);
+        int i = 0;
+        for (const json_value_t *d = dps->child; d; d = d->next, i++) {
+            double got;
+            long long tts = strtoll(d->key, NULL, 10);
+            if (json_number_double(d, &got)) fail_msg("%s: not a number in %s", what, r);
+            double tol = rel_tol * (fabs(v[i]) > 1 ? fabs(v[i]) : 1);
+            if (tts != ts[i] || fabs(got - v[i]) > tol)
+                fail_msg("%s %s: point %d: got %lld=%.17g, want %lld=%.17g", what, target, i, tts,
+                         got, ts[i], v[i]);
+        }
+    }
+    json_arena_free(&a);
+    free(r);
 }
 
 #endif

@@ -100,31 +100,7 @@ static void expect_q(const char *what, const char *m, long long start, long long
 {
     char target[1024];
     snprintf(target, sizeof target, "/api/query?start=%lld&end=%lld&m=%s", start, end, m);
-    char *r = ac_req_ok(g_q, "GET", target, NULL, 200);
-    json_arena_t a = JSON_ARENA_INIT;
-    json_value_t *v;
-    oct_errbuf_t eb;
-    if (json_parse(&a, r, strlen(r), JSON_ALLOW_NONFINITE, &v, &eb) || v->type != JSON_ARRAY)
-        fail_msg("%s: not a JSON array: %s", what, r);
-    if (!e) {
-        if (v->n != 0) fail_msg("%s: want no series, got %s", what, r);
-    } else {
-        if (v->n != 1) fail_msg("%s: want one series, got %s", what, r);
-        const json_value_t *dps = json_obj_get(v->child, "dps");
-        if (!dps || (int)dps->n != e->n) fail_msg("%s: want %d points, got %s", what, e->n, r);
-        int i = 0;
-        for (const json_value_t *d = dps->child; d; d = d->next, i++) {
-            double got;
-            long long ts = strtoll(d->key, NULL, 10);
-            if (json_number_double(d, &got)) fail_msg("%s: not a number in %s", what, r);
-            double tol = 1e-12 * (fabs(e->v[i]) > 1 ? fabs(e->v[i]) : 1);
-            if (ts != e->ts[i] || fabs(got - e->v[i]) > tol)
-                fail_msg("%s: point %d: got %lld=%.17g, want %lld=%.17g (%s)", what, i, ts, got,
-                         e->ts[i], e->v[i], r);
-        }
-    }
-    json_arena_free(&a);
-    free(r);
+    rm_expect(g_q, what, target, e ? e->ts : NULL, e ? e->v : NULL, e ? e->n : 0, 1e-12);
 }
 
 static void post_rollups(const char *body, const char *want)

@@ -129,31 +129,7 @@ static void expect(tu_tsd_t *t, const char *what, int m, int s, const char *ds, 
     snprintf(target, sizeof target,
              "/api/query?start=%lld&end=%lld&m=sum:%s-%s:rollup_nofallback:%s%%7Bs=%d%%7D", lo,
              hi - 1, ds, agg, g_metric[m], s);
-    char *r = ac_req_ok(t, "GET", target, NULL, 200);
-    json_arena_t a = JSON_ARENA_INIT;
-    json_value_t *jv;
-    oct_errbuf_t eb;
-    if (json_parse(&a, r, strlen(r), JSON_ALLOW_NONFINITE, &jv, &eb) || jv->type != JSON_ARRAY)
-        fail_msg("%s: not a JSON array: %s", what, r);
-    if (n == 0) {
-        if (jv->n != 0) fail_msg("%s %s: want no series, got %s", what, target, r);
-    } else {
-        if (jv->n != 1) fail_msg("%s %s: want one series, got %s", what, target, r);
-        const json_value_t *dps = json_obj_get(jv->child, "dps");
-        if (!dps || (int)dps->n != n) fail_msg("%s %s: want %d points, got %s", what, target, n, r);
-        int i = 0;
-        for (const json_value_t *d = dps->child; d; d = d->next, i++) {
-            double got;
-            long long tts = strtoll(d->key, NULL, 10);
-            if (json_number_double(d, &got)) fail_msg("%s: not a number in %s", what, r);
-            double tol = strcmp(agg, "avg") ? 0 : 1e-12 * (fabs(v[i]) > 1 ? fabs(v[i]) : 1);
-            if (tts != ts[i] || fabs(got - v[i]) > tol)
-                fail_msg("%s %s: point %d: got %lld=%.17g, want %lld=%.17g", what, target, i, tts,
-                         got, ts[i], v[i]);
-        }
-    }
-    json_arena_free(&a);
-    free(r);
+    rm_expect(t, what, target, ts, v, n, strcmp(agg, "avg") ? 0 : 1e-12);
 }
 
 /* Every table the TSD computes, every aggregator, every series of m. */
