@@ -271,14 +271,16 @@ int api_graph_png(api_call_t *c, query_t *q)
          "'fgcolor' was invalid. Must be a hex value e.g. 'xFFFFFF'"},
     };
     char *outs[4] = {smooth, style, bg, fg};
+    const size_t caps[4] = {sizeof smooth, sizeof style, sizeof bg, sizeof fg};
     for (size_t i = 0; i < 4; i++) {
         if (!http_param(c->req, words[i].param, v, sizeof v)) continue;
-        if (!graph_matches(words[i].re, v) || strlen(v) >= 16 + 16 * (i < 2)) {
+        size_t vl = strlen(v);
+        if (!graph_matches(words[i].re, v) || vl >= caps[i]) {
             http_error(c->resp, 400, words[i].msg, v);
             oct_strbuf_free(&sets);
             return -1;
         }
-        snprintf(outs[i], 32, "%s", v);
+        memcpy(outs[i], v, vl + 1);
     }
     /* o=: one per m=, in order; 2.4 passes it to the plot line (axis x1y2 for the right axis) */
     api_strlist_t o = {NULL, 0, &c->arena};
