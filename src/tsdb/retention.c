@@ -305,7 +305,7 @@ static int ret_walk(tsdb_t *db, store_table_t st_t, const uint8_t *pre, size_t p
     uint32_t nb = sw ? l.salt_buckets : 1;
     uint8_t lo[RET_PART_MAX], hi[RET_PART_MAX];
     if (plen > sizeof lo) return 0;
-    memcpy(lo, pre, pre_len);
+    if (pre_len) memcpy(lo, pre, pre_len);
     for (uint32_t b = 0; b < nb; b++) {
         if (sw) codec_rowkey_salt_write(b, sw, lo + pre_len);
         for (uint64_t m = 1;;) {

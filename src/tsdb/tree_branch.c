@@ -86,7 +86,12 @@ static int tree_branch_parse(const uint8_t *p, size_t n, tsdb_tree_branch_t *b, 
     b->n_path = 0;
     b->path = xcalloc(path->n ? path->n : 1, sizeof *b->path);
     for (const json_value_t *v = path->child; v; v = v->next) {
-        long d = strtol(v->key, NULL, 10);
+        /* a member key is not NUL-terminated (json.h): its digits only */
+        long d = 0;
+        size_t i = 0;
+        while (i < v->key_len && i < 9 && v->key[i] >= '0' && v->key[i] <= '9')
+            d = d * 10 + (v->key[i++] - '0');
+        if (i == 0 || i != v->key_len) continue;
         if (d < 0 || (size_t)d >= path->n || v->type != JSON_STRING || b->path[d]) continue;
         b->path[d] = xstrndup(v->str, v->len);
     }

@@ -96,6 +96,9 @@ static void compact_refuses_a_locked_dir_without_a_tsd(void **state)
     char flag[4200], rec[4200];
     snprintf(flag, sizeof flag, "--datadir=%s", t.dir);
     snprintf(rec, sizeof rec, "%s/tsd.addr", t.dir);
+    /* the TSD records its address just after it starts accepting */
+    for (int i = 0; i < 200 && access(rec, F_OK) != 0; i++)
+        usleep(50 * 1000);
     assert_int_equal(unlink(rec), 0);
     char *out;
     const char *cmp[] = {"compact", flag, NULL};
