@@ -14,7 +14,7 @@
  * Optional authentication (server/auth.h) is checked before routing, so
  * with it on every path -- unknown ones included -- answers 401 without
  * valid credentials; a read-only credential gets 403 on the writes that
- * api_route_writes names.
+ * its route marks as writes (api_route_t.writes).
  *
  * Every request gets an arena (api_call_t.arena) for parsed JSON and
  * scratch, freed when the handler returns: no per-point allocation in the
@@ -44,73 +44,89 @@ typedef struct {
     const char *path; /* after "api/" */
     unsigned verbs;
     unsigned modes;
-    int override; /* honours ?method_override= */
+    int override;    /* honours ?method_override= */
+    unsigned writes; /* the verbs a read-only credential may not use (403) */
     void (*fn)(api_call_t *c);
 } api_route_t;
 
+/* writes: every verb (GET on uid/assign and uid/rename writes: its
+ * parameters are the request; dropcaches is an operator action), or every
+ * verb but GET (a GET reads the object the other verbs change). */
+#define API_WRITES_ALL     (API_GET | API_POST | API_PUT | API_DELETE)
+#define API_WRITES_NOT_GET (API_POST | API_PUT | API_DELETE)
+
 static const api_route_t api_routes[] = {
-    {"aggregators", API_GET | API_POST, MODE_ALL, 0, api_aggregators},
-    {"annotation", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_annotation},
-    {"annotation/bulk", API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_annotation_bulk},
-    {"annotations", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_annotations},
-    {"config", API_GET | API_POST, MODE_ALL, 0, api_config},
-    {"config/filters", API_GET | API_POST, MODE_ALL, 0, api_config_filters},
-    {"delete", API_POST | API_DELETE, MODE_WRITE, 0, api_delete},
-    {"dropcaches", API_GET | API_DELETE, MODE_ALL, 0, api_dropcaches},
+    {"aggregators", API_GET | API_POST, MODE_ALL, 0, 0, api_aggregators},
+    {"annotation", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, API_WRITES_NOT_GET,
+     api_annotation},
+    {"annotation/bulk", API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, API_WRITES_ALL,
+     api_annotation_bulk},
+    {"annotations", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, API_WRITES_NOT_GET,
+     api_annotations},
+    {"config", API_GET | API_POST, MODE_ALL, 0, 0, api_config},
+    {"config/filters", API_GET | API_POST, MODE_ALL, 0, 0, api_config_filters},
+    {"delete", API_POST | API_DELETE, MODE_WRITE, 0, API_WRITES_ALL, api_delete},
+    {"dropcaches", API_GET | API_DELETE, MODE_ALL, 0, API_WRITES_ALL, api_dropcaches},
     /* all verbs: without histograms every verb is 503, as in 2.4 (api_histogram.c) */
-    {"histogram", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 0, api_histogram},
-    {"octsdb/compact", API_POST, MODE_WRITE, 0, api_octsdb_compact},
-    {"octsdb/delete", API_POST, MODE_WRITE, 0, api_octsdb_delete},
-    {"octsdb/expire", API_POST, MODE_WRITE, 0, api_octsdb_expire},
-    {"octsdb/flush", API_POST, MODE_ALL, 0, api_octsdb_flush},
-    {"octsdb/fsck", API_POST, MODE_WRITE, 0, api_octsdb_fsck},
-    {"octsdb/rollup/backfill", API_POST, MODE_WRITE, 0, api_octsdb_rollup_backfill},
-    {"octsdb/tree/sync", API_POST, MODE_WRITE, 0, api_octsdb_tree_sync},
-    {"octsdb/uid/delete", API_POST, MODE_WRITE, 0, api_octsdb_uid_delete},
-    {"octsdb/uid/fsck", API_POST, MODE_WRITE, 0, api_octsdb_uid_fsck},
-    {"put", API_POST, MODE_WRITE, 0, api_put},
-    {"query/last", API_GET | API_POST, MODE_READ, 0, api_query_last},
-    {"rollup", API_POST, MODE_WRITE, 0, api_rollup},
-    {"search/lookup", API_GET | API_POST, MODE_READ, 1, api_search_lookup},
-    {"search/tsmeta", API_GET | API_POST, MODE_READ, 1, api_search_tsmeta},
-    {"search/tsmeta_summary", API_GET | API_POST, MODE_READ, 1, api_search_tsmeta_summary},
-    {"search/tsuids", API_GET | API_POST, MODE_READ, 1, api_search_tsuids},
-    {"search/uidmeta", API_GET | API_POST, MODE_READ, 1, api_search_uidmeta},
-    {"search/annotation", API_GET | API_POST, MODE_READ, 1, api_search_annotation},
-    {"serializers", API_GET | API_POST, MODE_ALL, 0, api_serializers},
-    {"stats", API_GET | API_POST, MODE_ALL, 0, api_stats},
-    {"stats/query", API_GET | API_POST, MODE_ALL, 0, api_stats_query},
-    {"stats/threads", API_GET | API_POST, MODE_ALL, 0, api_stats_threads},
-    {"stats/jvm", API_GET | API_POST, MODE_ALL, 0, api_stats_jvm},
-    {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
-    {"tree", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree},
-    {"tree/branch", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree_branch},
-    {"tree/collisions", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1,
+    {"histogram", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 0, API_WRITES_ALL,
+     api_histogram},
+    {"octsdb/compact", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_octsdb_compact},
+    {"octsdb/delete", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_octsdb_delete},
+    {"octsdb/expire", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_octsdb_expire},
+    {"octsdb/flush", API_POST, MODE_ALL, 0, 0, api_octsdb_flush},
+    {"octsdb/fsck", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_octsdb_fsck},
+    {"octsdb/rollup/backfill", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_octsdb_rollup_backfill},
+    {"octsdb/tree/sync", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_octsdb_tree_sync},
+    {"octsdb/uid/delete", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_octsdb_uid_delete},
+    {"octsdb/uid/fsck", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_octsdb_uid_fsck},
+    {"put", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_put},
+    {"query/last", API_GET | API_POST, MODE_READ, 0, 0, api_query_last},
+    {"rollup", API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_rollup},
+    {"search/lookup", API_GET | API_POST, MODE_READ, 1, 0, api_search_lookup},
+    {"search/tsmeta", API_GET | API_POST, MODE_READ, 1, 0, api_search_tsmeta},
+    {"search/tsmeta_summary", API_GET | API_POST, MODE_READ, 1, 0, api_search_tsmeta_summary},
+    {"search/tsuids", API_GET | API_POST, MODE_READ, 1, 0, api_search_tsuids},
+    {"search/uidmeta", API_GET | API_POST, MODE_READ, 1, 0, api_search_uidmeta},
+    {"search/annotation", API_GET | API_POST, MODE_READ, 1, 0, api_search_annotation},
+    {"serializers", API_GET | API_POST, MODE_ALL, 0, 0, api_serializers},
+    {"stats", API_GET | API_POST, MODE_ALL, 0, 0, api_stats},
+    {"stats/query", API_GET | API_POST, MODE_ALL, 0, 0, api_stats_query},
+    {"stats/threads", API_GET | API_POST, MODE_ALL, 0, 0, api_stats_threads},
+    {"stats/jvm", API_GET | API_POST, MODE_ALL, 0, 0, api_stats_jvm},
+    {"suggest", API_GET | API_POST, MODE_READ, 0, 0, api_suggest},
+    {"tree", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, API_WRITES_NOT_GET,
+     api_tree},
+    {"tree/branch", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, 0, api_tree_branch},
+    {"tree/collisions", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, 0,
      api_tree_collisions},
-    {"tree/notmatched", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1,
+    {"tree/notmatched", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, 0,
      api_tree_notmatched},
-    {"tree/rule", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree_rule},
-    {"tree/rules", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree_rules},
-    {"tree/test", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_tree_test},
-    {"uid/assign", API_GET | API_POST, MODE_WRITE, 0, api_uid_assign},
-    {"uid/rename", API_GET | API_POST, MODE_WRITE, 0, api_uid_rename},
-    {"uid/tsmeta", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_uid_tsmeta},
-    {"uid/uidmeta", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, api_uid_uidmeta},
-    {"version", API_GET | API_POST, MODE_ALL, 0, api_version},
+    {"tree/rule", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, API_WRITES_NOT_GET,
+     api_tree_rule},
+    {"tree/rules", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, API_WRITES_NOT_GET,
+     api_tree_rules},
+    {"tree/test", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, 0, api_tree_test},
+    {"uid/assign", API_GET | API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_uid_assign},
+    {"uid/rename", API_GET | API_POST, MODE_WRITE, 0, API_WRITES_ALL, api_uid_rename},
+    {"uid/tsmeta", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, API_WRITES_NOT_GET,
+     api_uid_tsmeta},
+    {"uid/uidmeta", API_GET | API_POST | API_PUT | API_DELETE, MODE_WRITE, 1, API_WRITES_NOT_GET,
+     api_uid_uidmeta},
+    {"version", API_GET | API_POST, MODE_ALL, 0, 0, api_version},
 };
 
 /* Legacy (non-/api) routes: 2.4's UI-era paths (api_legacy.c), two that
  * answer the API's JSON, and /metrics (Prometheus' text format,
  * api_metrics.c). */
 static const api_route_t api_legacy_routes[] = {
-    {"aggregators", API_GET | API_POST, MODE_ALL, 0, api_aggregators},
-    {"metrics", API_GET, MODE_ALL, 0, api_metrics},
-    {"suggest", API_GET | API_POST, MODE_READ, 0, api_suggest},
-    {"logs", API_GET | API_POST, MODE_ALL, 0, api_legacy_logs},
-    {"q", API_GET | API_POST, MODE_READ, 0, api_legacy_q},
-    {"stats", API_GET | API_POST, MODE_ALL, 0, api_legacy_stats},
-    {"version", API_GET | API_POST, MODE_ALL, 0, api_legacy_version},
-    {"version.json", API_GET | API_POST, MODE_ALL, 0, api_legacy_version},
+    {"aggregators", API_GET | API_POST, MODE_ALL, 0, 0, api_aggregators},
+    {"metrics", API_GET, MODE_ALL, 0, 0, api_metrics},
+    {"suggest", API_GET | API_POST, MODE_READ, 0, 0, api_suggest},
+    {"logs", API_GET | API_POST, MODE_ALL, 0, 0, api_legacy_logs},
+    {"q", API_GET | API_POST, MODE_READ, 0, 0, api_legacy_q},
+    {"stats", API_GET | API_POST, MODE_ALL, 0, 0, api_legacy_stats},
+    {"version", API_GET | API_POST, MODE_ALL, 0, 0, api_legacy_version},
+    {"version.json", API_GET | API_POST, MODE_ALL, 0, 0, api_legacy_version},
 };
 
 static unsigned api_verb_bit(const char *m)
@@ -129,26 +145,6 @@ void api_method_not_allowed(api_call_t *c)
     http_error(c->resp, 405, "Method not allowed", det);
 }
 
-/* Whether calling r with the (effective) verb changes state: what a
- * read-only credential may not do. GET on uid/assign and uid/rename writes
- * (their parameters are the request); dropcaches is an operator action. */
-static int api_route_writes(const api_route_t *r, unsigned verb)
-{
-    if (r->fn == api_put || r->fn == api_uid_assign || r->fn == api_uid_rename ||
-        r->fn == api_dropcaches || r->fn == api_annotation_bulk || r->fn == api_rollup ||
-        r->fn == api_histogram || r->fn == api_octsdb_compact || r->fn == api_octsdb_delete ||
-        r->fn == api_delete || r->fn == api_octsdb_fsck || r->fn == api_octsdb_uid_delete ||
-        r->fn == api_octsdb_uid_fsck || r->fn == api_octsdb_tree_sync ||
-        r->fn == api_octsdb_rollup_backfill || r->fn == api_octsdb_expire)
-        return 1;
-    if (r->fn == api_octsdb_expire) return 1; /* a pass drops data, even asked for a dry run */
-    if (r->fn == api_annotation || r->fn == api_annotations || r->fn == api_uid_tsmeta ||
-        r->fn == api_uid_uidmeta || r->fn == api_tree || r->fn == api_tree_rule ||
-        r->fn == api_tree_rules)
-        return verb != API_GET;
-    return 0;
-}
-
 size_t api_route_list(api_route_info_t *out, size_t cap)
 {
     size_t n = 0;
@@ -162,7 +158,7 @@ size_t api_route_list(api_route_info_t *out, size_t cap)
         out[n].verbs = r->verbs;
         out[n].write_verbs = 0;
         for (unsigned b = API_GET; b <= API_DELETE; b <<= 1)
-            if ((r->verbs & b) && api_route_writes(r, b)) out[n].write_verbs |= b;
+            if ((r->verbs & b) && (r->writes & b)) out[n].write_verbs |= b;
     }
     return n;
 }
@@ -207,7 +203,7 @@ static void api_dispatch(api_call_t *c, const api_route_t *r, auth_role_t role)
         api_method_not_allowed(c);
         return;
     }
-    if (role != AUTH_ROLE_RW && api_route_writes(r, c->verb)) {
+    if (role != AUTH_ROLE_RW && (r->writes & c->verb)) {
         auth_http_forbidden(c->resp);
         return;
     }
