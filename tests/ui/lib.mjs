@@ -149,7 +149,8 @@ export async function download(page, sel, name) {
     await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dl });
     await page.click(sel);
     const file = join(dl, name);
-    for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(50);
+    // up to 20 s: a loaded CI machine (the ASan run beside) was slower than 5 s
+    for (let i = 0; i < 400 && !existsSync(file); i++) await sleep(50);
     return readFileSync(file);
   } finally {
     rmSync(dl, { recursive: true, force: true });
