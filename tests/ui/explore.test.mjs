@@ -23,6 +23,9 @@ async function store(points) {
 // Opens a page of the UI (page=...) and waits for sel to be there.
 async function openPage(page, name, sel) {
   await page.goto(`${tsd.base}/#page=${name}`);
+  // the forms are in the HTML before main.js runs: a submit before it has
+  // attached its handlers would reload the page (seen in CI's ASan run)
+  await page.waitForFunction(() => window.octsdbUI);
   await page.waitForSelector(sel);
 }
 
