@@ -69,9 +69,13 @@ export class ExplorePage {
 
   async list() {
     this.listed = true;
+    // the first show's unfiltered list may answer after a later submit's:
+    // only the newest request may fill the list
+    const seq = this.listSeq = (this.listSeq || 0) + 1;
     const prefix = $('explore-prefix').value.trim();
     try {
       const names = await api.suggest('metrics', prefix, undefined, METRICS_MAX);
+      if (seq !== this.listSeq) return;
       $('explore-metrics').replaceChildren(...names.map(n => {
         const li = document.createElement('li');
         const b = Object.assign(document.createElement('button'), { type: 'button', textContent: n });
@@ -83,7 +87,7 @@ export class ExplorePage {
       this.mark(this.shown || '');
       this.status(`${names.length} metric${names.length === 1 ? '' : 's'}${names.length >= METRICS_MAX ? ' (the first ' + METRICS_MAX + ')' : ''}`);
     } catch (e) {
-      this.status(e.message, true);
+      if (seq === this.listSeq) this.status(e.message, true);
     }
   }
 
