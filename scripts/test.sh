@@ -122,6 +122,14 @@ build_dir() {
 
 t_start=$(date +%s)
 
+# Every temp dir of the run (the tests' data dirs, the Ceph cluster, the
+# browser's profile) goes under one dir: removed when the run ends, unless a
+# test failed, when it is kept and named for the reading. Before, each test
+# removed its own dir only when it passed, and failed or killed runs left
+# hundreds behind in /tmp.
+run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/octsdb-make-test.XXXXXX")
+export TMPDIR=$run_tmp
+
 # The Ceph cluster for the rados tests, if the normal run selects one.
 ceph_dir=
 stop_ceph() {
@@ -131,7 +139,11 @@ stop_ceph() {
         ceph_dir=
     fi
 }
-trap stop_ceph EXIT
+finish() {
+    stop_ceph
+    if [ "$rc" -eq 0 ]; then rm -rf "$run_tmp"; fi
+}
+trap finish EXIT
 trap 'exit 130' INT TERM
 if [ -z "${OCTSDB_TEST_STORE_RADOS:-}" ] &&
     (cd "$build" && ctest -N ${only:+-R "$only"}) |
@@ -192,6 +204,7 @@ for r in "${runs[@]}"; do
     all=$((all + total[$r]))
     bad=$((bad + failed[$r]))
 done
+[ "$bad" -ne 0 ] && echo "   the run's temp files are kept in $run_tmp"
 pct=0
 [ "$all" -gt 0 ] && pct=$(((all - bad) * 100 / all))
 [ "$bad" -gt 0 ] && [ "$pct" -eq 100 ] && pct=99
