@@ -221,11 +221,17 @@ typedef struct {
     oct_slice_t family;             /* len 0 = all families */
     store_row_filter_fn row_filter; /* NULL = every row */
     void *filter_ctx;
+    /* nonzero: no snapshot needed. Each row is still whole, but rows written
+     * during the scan may or may not be seen. For append-only rows read again
+     * later (the new-series journal), where a partition busy with writers
+     * would otherwise make a snapshot read on RADOS start over again and again.
+     * A backend may give a snapshot anyway. */
+    int relaxed;
 } store_scan_spec_t;
 
 /* Opens an ordered scan over rows of one partition. The spec's slices are
  * copied; the caller may free them after the call. The scanner sees a
- * consistent snapshot of the partition taken at open. */
+ * consistent snapshot of the partition taken at open (unless spec->relaxed). */
 OCT_MUST_CHECK int store_scan_open(store_t *st, store_table_t t, const store_scan_spec_t *spec,
                                    store_scanner_t **out, oct_errbuf_t *eb);
 

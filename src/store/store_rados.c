@@ -754,7 +754,8 @@ static int rs_scan_open(store_t *base, store_table_t t, const store_scan_spec_t 
     store__buf_reserve(&after, 1)[0] = '\0';
     if (spec->stop_row.len) rs_buf_enc1(&stop, spec->stop_row);
     rs_scanner_t *sc = xcalloc(1, sizeof *sc);
-    rc = rs_read_range(st, oid, "", (const char *)after.p, stop.p, stop.len, 1, &sc->raw, eb);
+    rc = rs_read_range(st, oid, "", (const char *)after.p, stop.p, stop.len, !spec->relaxed,
+                       &sc->raw, eb);
     free(after.p);
     free(stop.p);
     if (rc) {

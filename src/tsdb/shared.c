@@ -80,9 +80,11 @@ int tw_journal_put(store_t *st, int64_t minute, const oct_slice_t *tsuids, size_
 /* Scans the rows of partition part in [start, stop) and calls fn with each
  * row key (rows of the registries: no value is needed, only the key). */
 static int scan_rows(store_t *st, oct_slice_t part, oct_slice_t start, oct_slice_t stop,
-                     int (*fn)(void *ctx, const store_result_t *row), void *ctx, oct_errbuf_t *eb)
+                     int relaxed, int (*fn)(void *ctx, const store_result_t *row), void *ctx,
+                     oct_errbuf_t *eb)
 {
     store_scan_spec_t spec = {0};
+    spec.relaxed = relaxed;
     spec.part = part;
     spec.start_row = start;
     spec.stop_row = stop;
@@ -117,8 +119,12 @@ int tw_journal_read(store_t *st, int64_t minute, int (*fn)(void *ctx, oct_slice_
     oct_put_be32(lo, (uint32_t)minute);
     oct_put_be32(hi, (uint32_t)(minute + 1));
     journal_read_ctx_t c = {fn, ctx};
-    return scan_rows(st, journal_part(pb, minute), oct_slice(lo, 4), oct_slice(hi, 4), journal_row,
-                     &c, eb);
+    /* relaxed: a row written during this read and missed is read by the next
+     * pass, which starts TW_JOURNAL_SKEW minutes back (tw_shared_refresh); a
+     * snapshot of a minute thousands of new series are landing in could
+     * start over until it gave up */
+    return scan_rows(st, journal_part(pb, minute), oct_slice(lo, 4), oct_slice(hi, 4), 1,
+                     journal_row, &c, eb);
 }
 
 /* Collected row keys (copies) of a scan. */
@@ -176,7 +182,7 @@ int tw_journal_trim(store_t *st, int64_t now_min, oct_errbuf_t *eb)
     if (now_min - TW_JOURNAL_KEEP + 1 <= 0) return 0;
     oct_put_be32(hi, (uint32_t)(now_min - TW_JOURNAL_KEEP + 1));
     rowkeys_t c = {0};
-    int rc = scan_rows(st, part, oct_slice(NULL, 0), oct_slice(hi, 4), collect_row, &c, eb);
+    int rc = scan_rows(st, part, oct_slice(NULL, 0), oct_slice(hi, 4), 0, collect_row, &c, eb);
     if (!rc) rc = delete_rows(st, part, c.k, 0, c.n, eb);
     rowkeys_free(&c);
     return rc;
@@ -372,7 +378,7 @@ int tw_shared_sweep(tsdb_writer_t *w, int64_t now_ms, oct_errbuf_t *eb)
         uint8_t pb[TW_OPEN_LEN + 2];
         open_rows_t o = {0};
         rc = scan_rows(w->st, open_part(pb, slot / TW_OPEN_SHARDS, (unsigned)slot),
-                       oct_slice(NULL, 0), oct_slice(hi, 4), open_row, &o, eb);
+                       oct_slice(NULL, 0), oct_slice(hi, 4), 0, open_row, &o, eb);
         /* rows are sorted: the entries of one series-hour (one per writer)
          * are neighbours, the same key but the last 4 bytes */
         for (size_t i = 0, j; !rc && i < o.keys.n; i = j) {
