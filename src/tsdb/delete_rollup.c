@@ -144,7 +144,10 @@ static long row_cells(dr_ctx_t *x, const dr_table_t *t, oct_slice_t part, const 
         x->ops[nops++] = (store_op_t){
             STORE_OP_DELETE_CELL, part, {ce->row, ce->family, ce->qualifier, oct_slice(NULL, 0)}};
     }
-    if (nops && nops == row->n) { /* nothing of the row is left */
+    /* a row whose whole span is in the range goes as a row (a client's
+     * rollup written into it meanwhile is in the range too) */
+    int64_t end = t->iv ? query_rollup_next_base(t->iv, base) : base + HOUR_S;
+    if (nops && nops == row->n && base * 1000 >= x->lo && end * 1000 - 1 <= x->hi) {
         x->c->rollup_rows++;
         x->ops[0] = (store_op_t){STORE_OP_DELETE_ROW, part, {row->cells[0].row, {0}, {0}, {0}}};
         nops = 1;

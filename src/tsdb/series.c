@@ -155,7 +155,7 @@ int tw_series_revive(tsdb_writer_t *w, tw_series_t *s, oct_errbuf_t *eb)
             /* cleared first: a drop meanwhile (another delete) finds it
              * either not listed or not gone */
             atomic_store(&s->gone, 0);
-            tw_index_add(w->index, s);
+            tw_index_readd(w->index, s);
         }
     }
     pthread_mutex_unlock(&w->create_mu);

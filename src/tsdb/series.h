@@ -412,6 +412,8 @@ void tw_index_free(tw_index_t *ix);
 void tw_index_add(tw_index_t *ix, tw_series_t *s);
 /* Removes every series of metric flagged gone from the index's lists. */
 void tw_index_drop_gone(tw_index_t *ix, uint64_t metric);
+/* Adds a registered series (its tags read from its TSUID) again. */
+void tw_index_readd(tw_index_t *ix, tw_series_t *s);
 int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,
                   void *ctx);
 
