@@ -113,9 +113,12 @@ static void print_counts(const tsdb_delete_counts_t *c, int dry)
     const char *w = dry ? " (would be deleted)" : "";
     printf("series: %" PRIu64 "%s\npoints: %" PRIu64 "\nhistograms: %" PRIu64
            "\nannotations: %" PRIu64 "\nrows deleted: %" PRIu64 "\nrows rewritten: %" PRIu64
-           "\nrollup rows: %" PRIu64 "\nmeta rows: %" PRIu64 "\nuid deleted: %s\n",
+           "\nrollup rows: %" PRIu64 "\nrollup cells: %" PRIu64
+           "\nrollup cells recomputed: %" PRIu64 "\nrollup cells dropped: %" PRIu64
+           "\nmeta rows: %" PRIu64 "\nseries forgotten: %" PRIu64 "\nuid deleted: %s\n",
            c->series, w, c->points, c->histograms, c->annotations, c->rows_deleted,
-           c->rows_rewritten, c->rollup_rows, c->meta_rows, c->uid_deleted ? "yes" : "no");
+           c->rows_rewritten, c->rollup_rows, c->rollup_cells, c->rollup_recomputed,
+           c->rollup_dropped, c->meta_rows, c->forgotten, c->uid_deleted ? "yes" : "no");
 }
 
 /* Beside a running TSD: the request goes to POST /api/delete. */
@@ -157,12 +160,24 @@ static int delete_live(cli_live_t *l, const del_args_t *a, const oct_slice_t *ta
         rc = oct_err(eb, strstr(msg, "No such name") ? OCT_ENOSUCHNAME : OCT_EIO, "%s", msg);
     } else if (st == 200) {
         json_value_t *v;
-        const char *k[] = {"series",      "points",        "histograms", "annotations",
-                           "rowsDeleted", "rowsRewritten", "rollupRows", "metaRows"};
-        uint64_t *f[] = {&c->series,       &c->points,         &c->histograms,  &c->annotations,
-                         &c->rows_deleted, &c->rows_rewritten, &c->rollup_rows, &c->meta_rows};
+        const char *k[] = {"series",
+                           "points",
+                           "histograms",
+                           "annotations",
+                           "rowsDeleted",
+                           "rowsRewritten",
+                           "rollupRows",
+                           "rollupCells",
+                           "rollupCellsRecomputed",
+                           "rollupCellsDropped",
+                           "metaRows",
+                           "seriesForgotten"};
+        uint64_t *f[] = {&c->series,         &c->points,       &c->histograms,
+                         &c->annotations,    &c->rows_deleted, &c->rows_rewritten,
+                         &c->rollup_rows,    &c->rollup_cells, &c->rollup_recomputed,
+                         &c->rollup_dropped, &c->meta_rows,    &c->forgotten};
         rc = json_parse(&ar, resp.ptr, resp.len, 0, &v, eb);
-        for (size_t i = 0; i < 8 && rc == 0; i++) {
+        for (size_t i = 0; i < sizeof k / sizeof *k && rc == 0; i++) {
             const json_value_t *x = json_obj_get(v, k[i]);
             int64_t n;
             if (!x || json_number_i64(x, &n) || n < 0)

@@ -5,8 +5,9 @@
  *   {"metric":M | "tsuids":[HEX..], "tags":{k:v..}, "start":T, "end":T,
  *    "dryRun":bool, "deleteUid":bool}
  *   -> 200 {"dryRun":..,"series":N,"points":N,"histograms":N,"annotations":N,
- *           "rowsDeleted":N,"rowsRewritten":N,"rollupRows":N,"metaRows":N,
- *           "uidDeleted":bool}
+ *           "rowsDeleted":N,"rowsRewritten":N,"rollupRows":N,"rollupCells":N,
+ *           "rollupCellsRecomputed":N,"rollupCellsDropped":N,"metaRows":N,
+ *           "seriesForgotten":N,"uidDeleted":bool}
  *
  * Protocol only: the body is parsed and checked here, names resolved through
  * uid/, the delete is tsdb's. */
@@ -187,7 +188,11 @@ void api_delete(api_call_t *c)
              {"rowsDeleted", cnt.rows_deleted},
              {"rowsRewritten", cnt.rows_rewritten},
              {"rollupRows", cnt.rollup_rows},
-             {"metaRows", cnt.meta_rows}};
+             {"rollupCells", cnt.rollup_cells},
+             {"rollupCellsRecomputed", cnt.rollup_recomputed},
+             {"rollupCellsDropped", cnt.rollup_dropped},
+             {"metaRows", cnt.meta_rows},
+             {"seriesForgotten", cnt.forgotten}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         json_w_key(&w, f[i].k);
         json_w_uint(&w, f[i].v);

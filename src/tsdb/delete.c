@@ -13,6 +13,7 @@
 #include "codec/histogram.h"
 #include "common/xmalloc.h"
 #include "tsdb/annotation.h"
+#include "tsdb/delete_rollup.h"
 #include "tsdb/maint.h"
 #include "tsdb/parts.h"
 #include "tsdb/series.h"
@@ -32,8 +33,8 @@ static int has_pair(const tsdb_writer_t *w, const uint8_t *tsuid, size_t len, ui
     return 0;
 }
 
-static int selected(const tsdb_writer_t *w, const tsdb_delete_spec_t *sp, const uint8_t *tsuid,
-                    size_t len)
+int tsdb__delete_selected(const tsdb_writer_t *w, const tsdb_delete_spec_t *sp,
+                          const uint8_t *tsuid, size_t len)
 {
     if (len < w->rk.metric_w || oct_get_be_n(tsuid, w->rk.metric_w) != sp->metric) return 0;
     if (sp->n_tsuids) {
@@ -77,15 +78,65 @@ static uint64_t head_purge(tsdb_writer_t *w, tw_series_t *s, int64_t lo, int64_t
     return gone;
 }
 
+/* Does a DELETE record's key (a metric UID, or a whole TSUID) name s? A
+ * TSUID is not a prefix match: {host=a} must not take {host=a,dc=b}. */
+static int key_names(const tsdb_writer_t *w, const tw_series_t *s, const uint8_t *key, size_t len)
+{
+    if (len > w->rk.metric_w && s->tsuid_len != len) return 0;
+    return s->tsuid_len >= len && !memcmp(s->tsuid, key, len);
+}
+
 void tw_head_purge_prefix(tsdb_writer_t *w, const uint8_t *prefix, size_t len, int64_t lo,
                           int64_t hi)
 {
     size_t ns = atomic_load_explicit(&w->n_series, memory_order_acquire);
     for (size_t i = 0; i < ns; i++) {
         tw_series_t *s = tw_series_at(w, i);
-        if (s->tsuid_len >= len && !memcmp(s->tsuid, prefix, len))
-            (void)head_purge(w, s, lo, hi, 0, 0);
+        if (key_names(w, s, prefix, len)) (void)head_purge(w, s, lo, hi, 0, 0);
     }
+}
+
+static int head_empty(tw_series_t *s)
+{
+    int empty = 1;
+    pthread_mutex_lock(&s->mu);
+    for (uint32_t i = 0; i < s->nb && empty; i++)
+        empty = s->b[i].n == 0 && s->b[i].nfl == 0;
+    pthread_mutex_unlock(&s->mu);
+    return empty;
+}
+
+long tw_series_forget(tsdb_writer_t *w, const tsdb_delete_spec_t *sp, const uint8_t *key,
+                      size_t len, oct_errbuf_t *eb)
+{
+    size_t ns = atomic_load_explicit(&w->n_series, memory_order_acquire);
+    store_op_t *ops = NULL;
+    size_t nops = 0, cap = 0;
+    uint64_t metric = sp ? sp->metric : oct_get_be_n(key, w->rk.metric_w);
+    /* create_mu: a revive (a put to a series being forgotten) is either
+     * wholly before or wholly after */
+    pthread_mutex_lock(&w->create_mu);
+    for (size_t i = 0; i < ns; i++) {
+        tw_series_t *s = tw_series_at(w, i);
+        if (!s->tsuid_len || atomic_load(&s->gone)) continue;
+        if (sp ? !tsdb__delete_selected(w, sp, s->tsuid, s->tsuid_len) : !key_names(w, s, key, len))
+            continue;
+        if (!head_empty(s)) continue; /* put to after the delete: a new write */
+        atomic_store(&s->gone, 1);
+        if (nops == cap) {
+            cap = cap ? 2 * cap : 16;
+            ops = xrealloc(ops, cap * sizeof *ops);
+        }
+        ops[nops++] = (store_op_t){STORE_OP_DELETE_CELL,
+                                   oct_slice(s->tsuid, w->rk.metric_w),
+                                   {oct_slice(s->tsuid, s->tsuid_len), oct_slice_str("name"),
+                                    oct_slice_str(TW_META_QUAL), oct_slice(NULL, 0)}};
+    }
+    if (nops) tw_index_drop_gone(w->index, metric);
+    pthread_mutex_unlock(&w->create_mu);
+    int rc = nops ? store_write(w->st, STORE_TABLE_META, ops, nops, 0, eb) : 0;
+    free(ops);
+    return rc ? rc : (long)nops;
 }
 
 /* ---- the store ------------------------------------------------------ */
@@ -188,7 +239,7 @@ static int row_cb(void *ctx, const tsdb_row_t *row)
     uint8_t tsuid[TW_MAX_TSUID];
     oct_errbuf_t ieb;
     int tl = codec_tsuid_from_rowkey(&w->rk, row->key.ptr, row->key.len, tsuid, sizeof tsuid, &ieb);
-    if (tl < 0 || !selected(w, sp, tsuid, (size_t)tl)) return 0;
+    if (tl < 0 || !tsdb__delete_selected(w, sp, tsuid, (size_t)tl)) return 0;
     if (!x->last_tsuid || x->last_len != (size_t)tl || memcmp(x->last_tsuid, tsuid, (size_t)tl)) {
         x->last_tsuid = xrealloc(x->last_tsuid, (size_t)tl);
         memcpy(x->last_tsuid, tsuid, (size_t)tl);
@@ -324,8 +375,8 @@ static int delete_rollups(del_ctx_t *x)
     return rc;
 }
 
-/* Whole metric: the TSMeta and counter cells of its series (the series
- * record, name:octsdb_series, stays: docs/delete.md). */
+/* All-time deletes: the TSMeta and counter cells of the series (the series
+ * record, name:octsdb_series, is tw_series_forget's). */
 static int delete_meta(del_ctx_t *x)
 {
     tsdb_writer_t *w = x->w;
@@ -340,6 +391,11 @@ static int delete_meta(del_ctx_t *x)
     int r;
     while ((r = store_scan_next(sc, &res, x->eb)) == 1) {
         int had = 0;
+        /* a TSMeta row's key is its TSUID (docs/format/meta.md) */
+        if (!res.n ||
+            (!x->sp->whole_metric &&
+             !tsdb__delete_selected(w, x->sp, res.cells[0].row.ptr, res.cells[0].row.len)))
+            continue;
         for (size_t i = 0; i < res.n; i++) {
             oct_slice_t q = res.cells[i].qualifier;
             if (!oct_slice_eq(q, oct_slice_str(TSMETA_QUAL_META)) &&
@@ -410,6 +466,7 @@ int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *
             return oct_err(eb, OCT_EINVAL, "every TSUID of a delete must be of the one metric");
     }
     int64_t lo = sp->start_ms < 0 ? 0 : sp->start_ms, hi = sp->end_ms;
+    int all_time = lo <= 0 && hi >= TSDB_DELETE_ALL_TIME_END;
 
     pthread_mutex_lock(&w->flush_mu);
     int rc = 0;
@@ -432,7 +489,8 @@ int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *
             } else {
                 for (size_t i = 0; i < ns; i++) {
                     tw_series_t *s = tw_series_at(w, i);
-                    if (!s->tsuid_len || !selected(w, sp, s->tsuid, s->tsuid_len)) continue;
+                    if (!s->tsuid_len || !tsdb__delete_selected(w, sp, s->tsuid, s->tsuid_len))
+                        continue;
                     size_t rl = tsdb_wal_delete_record(rec, s->tsuid, s->tsuid_len, lo, hi);
                     tsdb_wal_append_locked(w->wal, rec, rl);
                 }
@@ -440,23 +498,36 @@ int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *
             uint64_t pos = tsdb_wal_unlock(w->wal);
             for (size_t i = 0; i < ns; i++) {
                 tw_series_t *s = tw_series_at(w, i);
-                if (!s->tsuid_len || !selected(w, sp, s->tsuid, s->tsuid_len)) continue;
+                if (!s->tsuid_len || !tsdb__delete_selected(w, sp, s->tsuid, s->tsuid_len))
+                    continue;
                 uint64_t g = head_purge(w, s, lo, hi, 0, 0);
                 out->points += g;
                 inhead[i] = g > 0;
             }
             pthread_rwlock_unlock(&w->barrier);
             rc = tsdb_wal_wait(w->wal, pos, 1, -1, eb);
+            if (rc == 0 && all_time) {
+                /* after the record is durable: a crash before it must not
+                 * lose a series the log does not say was deleted */
+                pthread_rwlock_wrlock(&w->barrier);
+                long f = tw_series_forget(w, sp, NULL, 0, eb);
+                pthread_rwlock_unlock(&w->barrier);
+                if (f < 0)
+                    rc = (int)f;
+                else
+                    out->forgotten = (uint64_t)f;
+            }
         } else {
             pthread_rwlock_unlock(&w->barrier);
         }
     } else {
         for (size_t i = 0; i < ns; i++) {
             tw_series_t *s = tw_series_at(w, i);
-            if (!s->tsuid_len || !selected(w, sp, s->tsuid, s->tsuid_len)) continue;
+            if (!s->tsuid_len || !tsdb__delete_selected(w, sp, s->tsuid, s->tsuid_len)) continue;
             uint64_t g = head_purge(w, s, lo, hi, 1, 0);
             out->points += g;
             inhead[i] = g > 0;
+            out->forgotten += all_time && !atomic_load(&s->gone);
         }
     }
 
@@ -474,17 +545,26 @@ int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *
         int r = tsdb_annotation_delete(db, x.anns[i].tsuid, x.anns[i].len, x.anns[i].start, eb);
         if (r < 0) rc = r;
     }
-    if (rc == 0 && sp->whole_metric) rc = delete_rollups(&x);
-    if (rc == 0 && sp->whole_metric) rc = delete_meta(&x);
+    tsdb_delru_t *redo = NULL;
+    if (rc == 0 && sp->whole_metric)
+        rc = delete_rollups(&x);
+    else if (rc == 0)
+        rc = tsdb__delete_rollup_cells(db, sp, lo, hi, out, &redo, eb);
+    if (rc == 0 && all_time) rc = delete_meta(&x);
     if (rc == 0 && !sp->dry_run) rc = store_flush(w->st, eb);
     if (!sp->dry_run) {
         for (size_t i = 0; i < ns; i++) {
             tw_series_t *s = tw_series_at(w, i);
-            if (s->tsuid_len && selected(w, sp, s->tsuid, s->tsuid_len))
+            if (s->tsuid_len && tsdb__delete_selected(w, sp, s->tsuid, s->tsuid_len))
                 (void)head_purge(w, s, lo, hi, 1, 1);
         }
         atomic_fetch_add(&w->del_gen, 1);
     }
+    /* the cut rollup intervals, from the raw points left: reads of the
+     * metric no longer wait (del_gen even); no flush writes rollups meanwhile */
+    int r2 = tsdb__delete_rollup_redo(db, redo, eb);
+    if (rc == 0) rc = r2;
+    if (rc == 0 && redo && !sp->dry_run) rc = store_flush(w->st, eb);
     pthread_mutex_unlock(&w->flush_mu);
     if (sp->progress) sp->progress(sp->progress_ctx, x.rows_seen);
     if (rc == 0 && sp->delete_uid && !sp->dry_run) {

@@ -18,6 +18,11 @@
 #include "common/err.h"
 #include "tsdb/tsdb.h"
 
+/* An end_ms at or past this (the last ms a row key can hold) with a start_ms
+ * <= 0 is all time: such a delete also forgets the series (docs/delete.md,
+ * "Lookups"). */
+#define TSDB_DELETE_ALL_TIME_END ((int64_t)UINT32_MAX * 1000 + 999)
+
 /* Rows looked at so far (called every few rows, on the caller's thread). */
 typedef void (*tsdb_delete_progress_fn)(void *ctx, uint64_t rows);
 
@@ -48,9 +53,15 @@ typedef struct {
     uint64_t annotations;    /* notes whose start time was in the range */
     uint64_t rows_deleted;   /* data rows deleted whole */
     uint64_t rows_rewritten; /* data rows rewritten without the range's points */
-    uint64_t rollup_rows;    /* whole metric: rollup and pre-aggregate rows */
-    uint64_t meta_rows;      /* whole metric: series whose TSMeta was deleted */
-    int uid_deleted;         /* delete_uid: the name was deleted */
+    uint64_t rollup_rows;    /* rollup and pre-aggregate rows deleted whole */
+    /* rollup and pre-aggregate cells (docs/delete.md, "Rollups"): whose
+     * interval lies in the range; cut by it and recomputed from the raw
+     * points left; cut by it and deleted whole (client-written,
+     * pre-aggregates, or raw data expired) */
+    uint64_t rollup_cells, rollup_recomputed, rollup_dropped;
+    uint64_t meta_rows; /* series whose TSMeta was deleted (all-time deletes) */
+    uint64_t forgotten; /* series no longer listed (all-time deletes) */
+    int uid_deleted;    /* delete_uid: the name was deleted */
 } tsdb_delete_counts_t;
 
 /* Fills spec's metric and tags from names: metric[0..), tags = 2 * n_tags

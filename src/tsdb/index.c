@@ -119,6 +119,37 @@ void tw_index_add(tw_index_t *ix, tw_series_t *s)
     pthread_rwlock_unlock(&ix->lock);
 }
 
+void tw_index_drop_gone(tw_index_t *ix, uint64_t metric)
+{
+    pthread_rwlock_wrlock(&ix->lock);
+    for (size_t i = 0; i <= ix->mask; i++) {
+        tw_post_t *p = &ix->t[i];
+        if (!p->cap || p->m != metric) continue;
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < p->n; j++)
+            if (!atomic_load_explicit(&tw_series_at(ix->w, p->s[j])->gone, memory_order_relaxed))
+                p->s[k++] = p->s[j];
+        p->n = k;
+    }
+    pthread_rwlock_unlock(&ix->lock);
+}
+
+void tw_index_readd(tw_index_t *ix, tw_series_t *s)
+{
+    /* a registered series' tags are in its TSUID only (series_register) */
+    const codec_rowkey_layout_t *l = &ix->w->rk;
+    pthread_rwlock_wrlock(&ix->lock);
+    post_add(get_or_add(ix, s->metric, 0, 0), s);
+    for (size_t off = l->metric_w; off + l->tagk_w + l->tagv_w <= s->tsuid_len;
+         off += l->tagk_w + l->tagv_w) {
+        uint64_t k = oct_get_be_n(s->tsuid + off, l->tagk_w);
+        uint64_t v = oct_get_be_n(s->tsuid + off + l->tagk_w, l->tagv_w);
+        post_add(get_or_add(ix, s->metric, k, 0), s);
+        post_add(get_or_add(ix, s->metric, k, v), s);
+    }
+    pthread_rwlock_unlock(&ix->lock);
+}
+
 static int cmp_tsuid(const void *a, const void *b)
 {
     const tw_series_t *x = *(tw_series_t *const *)a, *y = *(tw_series_t *const *)b;

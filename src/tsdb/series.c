@@ -145,6 +145,23 @@ static int series_persist(tsdb_writer_t *w, const tw_series_t *s, oct_errbuf_t *
     return rc;
 }
 
+int tw_series_revive(tsdb_writer_t *w, tw_series_t *s, oct_errbuf_t *eb)
+{
+    int rc = 0;
+    pthread_mutex_lock(&w->create_mu);
+    if (atomic_load(&s->gone)) {
+        rc = series_persist(w, s, eb);
+        if (rc == 0) {
+            /* cleared first: a drop meanwhile (another delete) finds it
+             * either not listed or not gone */
+            atomic_store(&s->gone, 0);
+            tw_index_readd(w->index, s);
+        }
+    }
+    pthread_mutex_unlock(&w->create_mu);
+    return rc;
+}
+
 /* Fills in s's TSUID from s->metric and s->tags (sorted by tagk UID). */
 static void series_set_tsuid(tsdb_writer_t *w, tw_series_t *s)
 {

@@ -74,6 +74,9 @@ typedef struct tw_series {
     uint32_t mlen;
     uint16_t n_tags;
     uint8_t tsuid_len;
+    /* forgotten by an all-time delete (delete_rollup.h): out of the index,
+     * its record deleted, until its next point (tw_series_revive) */
+    _Atomic uint8_t gone;
     uint8_t tsuid[]; /* the TSUID's full length once resolved (pending: tsuid_len 0) */
 } tw_series_t;
 
@@ -235,6 +238,9 @@ int tw_series_commit(tsdb_writer_t *w, tw_series_t **fresh, size_t n, uint64_t n
 int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int persist,
                          tw_series_t **out, oct_errbuf_t *eb);
 void tw_series_free(tw_series_t *s);
+/* A point was put to a gone series (tw_series_forget): its record is
+ * persisted again and it rejoins the index. Call with no lock held. */
+int tw_series_revive(tsdb_writer_t *w, tw_series_t *s, oct_errbuf_t *eb);
 
 /* Loads the persisted series (tsdb-meta, name:octsdb_series): a
  * store_part_list callback over the meta table, ctx a tw_load_ctx_t. */
@@ -404,6 +410,10 @@ void tw_head_purge_prefix(tsdb_writer_t *w, const uint8_t *prefix, size_t len, i
 tw_index_t *tw_index_new(tsdb_writer_t *w);
 void tw_index_free(tw_index_t *ix);
 void tw_index_add(tw_index_t *ix, tw_series_t *s);
+/* Removes every series of metric flagged gone from the index's lists. */
+void tw_index_drop_gone(tw_index_t *ix, uint64_t metric);
+/* Adds a registered series (its tags read from its TSUID) again. */
+void tw_index_readd(tw_index_t *ix, tw_series_t *s);
 int tw_index_find(tw_index_t *ix, uint64_t metric, uint64_t tagk, uint64_t tagv, tsdb_series_fn fn,
                   void *ctx);
 

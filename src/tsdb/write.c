@@ -36,6 +36,7 @@
 #include "common/clock.h"
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
+#include "tsdb/delete_rollup.h"
 #include "tsdb/series.h"
 #include "tsdb/tsdb_int.h"
 
@@ -634,6 +635,9 @@ static int rp_points(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_
         else
             p.val.i = pts[i].val.i;
         added += (uint64_t)head_insert(w, s, &p, seg, now);
+        oct_errbuf_t e;
+        if (atomic_load(&s->gone) && tw_series_revive(w, s, &e))
+            atomic_fetch_add(&w->meta_errors, 1);
     }
     atomic_fetch_add(&w->head_points, added);
     return 0;
@@ -644,6 +648,11 @@ static int rp_points(void *ctx, uint64_t seg, const tsdb_wal_point_t *pts, size_
 static int rp_delete(void *ctx, const uint8_t *prefix, size_t len, int64_t lo, int64_t hi)
 {
     tw_head_purge_prefix(ctx, prefix, len, lo, hi);
+    if (lo <= 0 && hi >= TSDB_DELETE_ALL_TIME_END) { /* an all-time delete: lookups too */
+        oct_errbuf_t eb;
+        long r = tw_series_forget(ctx, NULL, prefix, len, &eb);
+        if (r < 0) return (int)r;
+    }
     return 0;
 }
 
@@ -945,6 +954,7 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
      * can never wait for each other; a busy series is simply not
      * prefetched. */
     tw_series_t *held = NULL; /* locked ahead for the next point */
+    int revive = 0;           /* a series an all-time delete forgot got a point */
     for (size_t i = 0; i < n; i++) {
         tw_series_t *s = ser[i];
         if (!s) continue;
@@ -958,11 +968,17 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
             head_prefetch(held, dps[j].pt.ts_ms);
         }
         int r = head_insert(w, s, &dps[i].pt, seg, now);
+        revive |= atomic_load_explicit(&s->gone, memory_order_relaxed);
         pthread_mutex_unlock(&s->mu);
         added += (uint64_t)r;
         dups += (uint64_t)!r;
     }
     pthread_rwlock_unlock(&w->barrier);
+    for (size_t i = 0; revive && i < n; i++) {
+        oct_errbuf_t e;
+        if (ser[i] && atomic_load(&ser[i]->gone) && tw_series_revive(w, ser[i], &e))
+            atomic_fetch_add_explicit(&w->meta_errors, 1, memory_order_relaxed);
+    }
     atomic_fetch_add_explicit(&w->points_accepted, acc, memory_order_relaxed);
     atomic_fetch_add_explicit(&w->head_points, added, memory_order_relaxed);
     if (w->meta_incrementing) tw_meta_points(w, ser, n);
