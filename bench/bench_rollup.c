@@ -10,7 +10,8 @@
  * of computing and writing the rollups); then tsdb_rollup_backfill of that
  * auto-off data dir (`octsdb rollup --backfill`); a `sum` `1d-avg` over the
  * whole range answered from the 1d table (ROLLUP_NOFALLBACK) beside the
- * same query forced to raw (ROLLUP_RAW), median of 5 each, with the points
+ * same query forced to raw (ROLLUP_RAW), median of 5 each, and the same for
+ * `1d-dev` (from the sums, counts and octsdb's sums of squares), with the points
  * each read; bytes on disk after a full compaction, and again after a
  * retention pass keeping 30 days of raw data (more than 30 days only). The answers of the two
  * queries are compared (avg to 1e-9 relative): the benchmark fails if they differ.
@@ -146,7 +147,8 @@ static int on_result(void *ctx, const exec_result_t *r)
     return 0;
 }
 
-static double run_query(tsdb_t *db, size_t D, const char *usage, qsum_t *out, uint64_t *read)
+static double run_query(tsdb_t *db, size_t D, const char *agg, const char *usage, qsum_t *out,
+                        uint64_t *read)
 {
     double t[5];
     for (int rep = 0; rep < 5; rep++) {
@@ -154,7 +156,7 @@ static double run_query(tsdb_t *db, size_t D, const char *usage, qsum_t *out, ui
         memset(&q, 0, sizeof q);
         oct_errbuf_t eb;
         char m[128];
-        snprintf(m, sizeof m, "sum:1d-avg:%s:bench.r", usage);
+        snprintf(m, sizeof m, "sum:1d-%s:%s:bench.r", agg, usage);
         if (query_parse_m(&q, m, &eb)) {
             fprintf(stderr, "query: %s\n", eb.msg);
             exit(1);
@@ -201,11 +203,13 @@ int main(int argc, char **argv)
         char *dir = mkdir_tmp();
         tsdb_t *db = open_db(dir, a == 0, NULL);
         spent[a] = load(db, S, D, &n_points);
-        if (a == 0) {
+        /* avg from sum and count; dev also from octsdb's sums of squares */
+        static const char *const aggs[] = {"avg", "dev"};
+        for (int g = 0; a == 0 && g < 2; g++) {
             qsum_t ru = {0}, raw = {0};
             uint64_t r_ru = 0, r_raw = 0;
-            double t_ru = run_query(db, D, "rollup_nofallback", &ru, &r_ru);
-            double t_raw = run_query(db, D, "rollup_raw", &raw, &r_raw);
+            double t_ru = run_query(db, D, aggs[g], "rollup_nofallback", &ru, &r_ru);
+            double t_raw = run_query(db, D, aggs[g], "rollup_raw", &raw, &r_raw);
             if (ru.n != raw.n || ru.n != D) {
                 fprintf(stderr, "answers differ: %zu vs %zu points\n", ru.n, raw.n);
                 return 1;
@@ -215,12 +219,14 @@ int main(int argc, char **argv)
                     fprintf(stderr, "day %zu: rollup %.17g raw %.17g\n", i, ru.v[i], raw.v[i]);
                     return 1;
                 }
-            printf("sum 1d-avg over %zu days, %zu series: from 1d rollups %.2f ms (%llu values "
+            printf("sum 1d-%s over %zu days, %zu series: from 1d rollups %.2f ms (%llu values "
                    "read), raw %.2f ms (%llu points read), %.1fx\n",
-                   D, S, t_ru * 1e3, (unsigned long long)r_ru, t_raw * 1e3,
+                   aggs[g], D, S, t_ru * 1e3, (unsigned long long)r_ru, t_raw * 1e3,
                    (unsigned long long)r_raw, t_raw / t_ru);
             free(ru.v);
             free(raw.v);
+        }
+        if (a == 0) {
             if (tsdb_compact(db, &eb) || tsdb_disk_usage(db, &disk, &eb)) {
                 fprintf(stderr, "disk: %s\n", eb.msg);
                 return 1;

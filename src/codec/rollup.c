@@ -18,6 +18,18 @@ int codec_rollup_encode(unsigned agg_id, uint32_t index, const codec_point_t *p,
     return 0;
 }
 
+int codec_rollup_encode_sumsq(uint32_t index, double v, uint8_t qual[CODEC_ROLLUP_QUAL_LEN],
+                              uint8_t val[8])
+{
+    if (index > CODEC_ROLLUP_MAX_INDEX) return OCT_ERANGE;
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    qual[0] = CODEC_ROLLUP_SUMSQ;
+    oct_put_be16(qual + 1, (uint16_t)((index << 4) | 0xF));
+    oct_put_be64(val, bits);
+    return 0;
+}
+
 int codec_rollup_decode(const uint8_t *q, size_t qlen, const uint8_t *v, size_t vlen,
                         unsigned *agg_id, uint32_t *index, codec_point_t *out)
 {

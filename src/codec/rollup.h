@@ -23,6 +23,16 @@ OCT_MUST_CHECK int codec_rollup_encode(unsigned agg_id, uint32_t index, const co
                                        uint8_t qual[CODEC_ROLLUP_QUAL_LEN], uint8_t val[8],
                                        size_t *val_len);
 
+/* octsdb's sum-of-squares cell (docs/format/rollup.md section 5: family
+ * CODEC_ROLLUP_OWN_FAMILY, column code CODEC_ROLLUP_SUMSQ): the qualifier
+ * [code][(index << 4) | 0xF] and v as a float64, always (one width per
+ * slot). Returns 0, or OCT_ERANGE when index > 4095. codec_rollup_decode
+ * reads it back (its *agg_id is then the column code). */
+#define CODEC_ROLLUP_OWN_FAMILY "o"
+#define CODEC_ROLLUP_SUMSQ      0
+OCT_MUST_CHECK int codec_rollup_encode_sumsq(uint32_t index, double v,
+                                             uint8_t qual[CODEC_ROLLUP_QUAL_LEN], uint8_t val[8]);
+
 /* Decodes a 3-byte rollup cell: *agg_id, *index and the value (its
  * timestamp is left to the caller: base + index * interval). Returns 0 or
  * OCT_ECORRUPT (a qualifier that is not 3 bytes, or a value whose length

@@ -521,6 +521,7 @@ static int run_sub_planned(ex_t *x, const query_sub_t *sub)
     for (size_t i = 0; i < np; i++) {
         uint64_t before = x->st.results;
         x->ru = plans[i].table ? &plans[i] : NULL;
+        x->ru_end = plans + np;
         rc = run_sub(x, sub);
         if (rc || x->st.results > before) break;
     }

@@ -112,6 +112,8 @@ enum {
     EXEC_RU_PLAIN, /* the values of aggregator `id`, through the user's downsampler */
     EXEC_RU_AVG,   /* per bucket: sum of the `id` (sum) values / sum of the `id2` (count) ones */
     EXEC_RU_COUNT, /* per bucket: the sum of the `id` (count) values */
+    EXEC_RU_DEV,   /* per bucket: population std-dev from the sums of `id` (sum), `id2`
+                    * (count) and `id3` (octsdb's sum of squares) */
 };
 typedef struct {
     const char *table;                 /* 2.4 table name; NULL = the raw data table */
@@ -119,6 +121,7 @@ typedef struct {
                                         * written without an interval) */
     int id, id2;
     int mode;
+    int id3;
 } exec_ru_t;
 
 typedef struct {
@@ -137,7 +140,8 @@ typedef struct {
     xworker_t wk[MAX_WORKERS]; /* loading threads' readers, made on first use */
     nmap_t nm;
     const char *tz;
-    const exec_ru_t *ru; /* the current sub-query's source; NULL = raw data */
+    const exec_ru_t *ru;     /* the current sub-query's source; NULL = raw data */
+    const exec_ru_t *ru_end; /* the end of its plans (ru + 1 .. ru_end: its fallbacks) */
     /* delete_data: every matched series and its scan window */
     tlist_t del;
     int64_t *del_lo, *del_hi;
@@ -174,6 +178,11 @@ void exec__xnotes_free(xnotes_t *ns);
  * lowest failing series index is in x->eb. */
 int exec__load_all(ex_t *x, const query_sub_t *sub, const xseries_t *ser, size_t n, int64_t lo,
                    int64_t hi, query_dp_t **arr, xnotes_t *notes, size_t *lens, uint8_t *empty);
+
+/* load_series on the raw data table whatever x->ru says (a rollup source
+ * falls back to it for one series); 1 when the series has no point. */
+int exec__load_raw(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid, size_t len,
+                   int64_t lo, int64_t hi, xnotes_t *notes, query_dp_t **out, size_t *n_out);
 
 /* The downsampling of nr points (sorted) over the scan window [lo, hi] by
  * ds, fixed or calendar intervals or "all"; *out is malloc'd. 0 or an error

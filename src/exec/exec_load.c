@@ -139,11 +139,22 @@ static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint
                        size_t len, int64_t lo, int64_t hi, xnotes_t *notes, query_dp_t **out,
                        size_t *n_out)
 {
+    if (x->ru) {
+        *out = NULL;
+        *n_out = 0;
+        return exec__load_rollup(x, w, sub, tsuid, len, lo, hi, out, n_out);
+    }
+    return exec__load_raw(x, w, sub, tsuid, len, lo, hi, notes, out, n_out);
+}
+
+int exec__load_raw(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid, size_t len,
+                   int64_t lo, int64_t hi, xnotes_t *notes, query_dp_t **out, size_t *n_out)
+{
     *out = NULL;
     *n_out = 0;
     query_dp_t *raw = NULL, *res = NULL;
     size_t nr = 0, n = 0;
-    int fn = x->ru ? EXEC_FAST_NO : exec__fast_kind(sub);
+    int fn = exec__fast_kind(sub);
     if (fn != EXEC_FAST_NO) {
         /* Fixed interval, common aggregator: the reader hands over its
          * points block by block as columns (tsdb_reader_scan) and exec__dsb_run
@@ -191,7 +202,6 @@ static int load_series(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint
         *n_out = n;
         return 0;
     }
-    if (x->ru) return exec__load_rollup(x, w, sub, tsuid, len, lo, hi, out, n_out);
     int rc = read_dps(x, w, tsuid, len, lo, hi, notes, &raw, &nr);
     if (rc) return rc;
     if (nr == 0) {

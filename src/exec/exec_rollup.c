@@ -13,7 +13,11 @@
  *
  * The load: the stored values go through the user's downsampler (a 1d-sum
  * over 1h sums adds 24 values per day), except avg, which is
- * sum(sums)/sum(counts) per bucket, and count, which adds the stored counts. */
+ * sum(sums)/sum(counts) per bucket, dev, which is the population standard
+ * deviation from the sums, counts and octsdb's sums of squares per bucket
+ * (auto rollups only: docs/rollups.md), and count, which adds the stored
+ * counts. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,8 +70,12 @@ static int rollup_source(ex_t *x, const query_rollup_config_t *c, const query_su
         if (agg_id(x, c, "sum", &out->id) || agg_id(x, c, "count", &out->id2)) return OCT_EPARSE;
         return 0;
     case QUERY_AGG_DEV:
-        return oct_err(x->eb, OCT_EPARSE,
-                       "Standard deviation over rolled up data is not supported at this time");
+        /* answered where every interval has octsdb's sum of squares
+         * (exec__load_rollup), else as rollupUsage says */
+        out->mode = EXEC_RU_DEV;
+        out->id3 = TSDB_ROLLUP_ID_SUMSQ;
+        if (agg_id(x, c, "sum", &out->id) || agg_id(x, c, "count", &out->id2)) return OCT_EPARSE;
+        return 0;
     case QUERY_AGG_COUNT:
         out->mode = EXEC_RU_COUNT;
         return agg_id(x, c, "count", &out->id);
@@ -93,7 +101,7 @@ int exec__rollup_plan(ex_t *x, const query_sub_t *sub, exec_ru_t *plans, size_t 
     }
     if (usage == QUERY_ROLLUP_UNSET) usage = QUERY_ROLLUP_NOFALLBACK;
     int pre = is_pre_agg(c, sub);
-    exec_ru_t raw = {NULL, NULL, -1, -1, EXEC_RU_PLAIN};
+    exec_ru_t raw = {NULL, NULL, -1, -1, EXEC_RU_PLAIN, -1};
     if (pre) raw.table = c->iv[c->default_iv].preagg_table; /* hour rows, ordinary cells */
     size_t idx[EXEC_RU_MAX_PLANS];
     size_t nc = 0;
@@ -132,37 +140,33 @@ static void to_dps(codec_point_t *p, size_t n)
     }
 }
 
-/* The values of the source's column id (and id2, into out2, when out2 is
- * not NULL) of the series over [lo, hi], in one read of the rows, counted
- * against the query's point limit. */
-static int read_cols(ex_t *x, xworker_t *w, const uint8_t *tsuid, size_t len, int64_t lo,
-                     int64_t hi, query_dp_t **out, size_t *n, query_dp_t **out2, size_t *n2)
+/* The values of columns ids[0..ni) of ru's table for the series over
+ * [lo, hi] into out[k] (malloc'd) and n[k], in one read of the rows,
+ * counted against the query's point limit. */
+static int read_cols(ex_t *x, xworker_t *w, const exec_ru_t *ru, const uint8_t *tsuid, size_t len,
+                     int64_t lo, int64_t hi, size_t ni, query_dp_t **out, size_t *n)
 {
-    const exec_ru_t *ru = x->ru;
-    int ids[2] = {ru->id, ru->id2};
-    size_t ni = out2 ? 2 : 1, cnt[2] = {0, 0};
-    codec_point_t *p[2] = {NULL, NULL};
+    int ids[3] = {ru->id, ru->id2, ru->id3};
+    size_t cnt[3] = {0, 0, 0};
+    codec_point_t *p[3] = {NULL, NULL, NULL};
     int rc =
         tsdb_rollup_read(x->db, ru->table, ru->iv, ids, ni, tsuid, len, lo, hi, p, cnt, &w->eb);
     if (rc) return rc;
-    uint64_t total =
-        __atomic_add_fetch(&x->st.raw_points, (uint64_t)(cnt[0] + cnt[1]), __ATOMIC_RELAXED);
+    uint64_t total = __atomic_add_fetch(&x->st.raw_points, (uint64_t)(cnt[0] + cnt[1] + cnt[2]),
+                                        __ATOMIC_RELAXED);
     if (x->o->max_points && total > x->o->max_points) {
-        free(p[0]);
-        free(p[1]);
+        for (size_t k = 0; k < 3; k++)
+            free(p[k]);
         return oct_err(&w->eb, OCT_ERANGE,
                        "Sorry, you have attempted to fetch more than our limit of %llu data "
                        "points. Please try filtering using more tags or decrease your time "
                        "range.",
                        (unsigned long long)x->o->max_points);
     }
-    to_dps(p[0], cnt[0]);
-    *out = (query_dp_t *)(void *)p[0];
-    *n = cnt[0];
-    if (out2) {
-        to_dps(p[1], cnt[1]);
-        *out2 = (query_dp_t *)(void *)p[1];
-        *n2 = cnt[1];
+    for (size_t k = 0; k < ni; k++) {
+        to_dps(p[k], cnt[k]);
+        out[k] = (query_dp_t *)(void *)p[k];
+        n[k] = cnt[k];
     }
     return 0;
 }
@@ -172,83 +176,127 @@ static double dp_val(const query_dp_t *d)
     return d->is_int ? (double)d->v.i : d->v.f;
 }
 
-/* avg: per bucket sum(sums) / sum(counts), then the fill policy. */
-static int load_avg(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid, size_t len,
-                    int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
+/* The population standard deviation of a bucket from its count n, sum s and
+ * sum of squares q. Not sqrt(q/n - (s/n)^2) in doubles: when the spread is
+ * small beside the mean, q/n and (s/n)^2 share most of their digits and the
+ * difference is rounding noise (even negative). For integer data (sums are
+ * exact in a double below 2^53, q too: docs/format/rollup.md), n*q - s^2 is
+ * computed exactly in 128-bit integers, so the only rounding is the last
+ * division and root; otherwise the difference is taken in long double and clamped at
+ * 0 (q itself is then a rounded sum: the error grows with mean^2/variance). */
+static int is_exact_int(double v)
 {
-    query_dp_t *s = NULL, *c = NULL, *bs = NULL, *bc = NULL;
-    size_t ns = 0, nc = 0, nbs = 0, nbc = 0;
-    int rc = read_cols(x, w, tsuid, len, lo, hi, &s, &ns, &c, &nc);
-    if (!rc && (ns == 0 || nc == 0)) rc = 1;
-    /* a sum without a count at the same interval is left out, as 2.4 does */
+    return fabs(v) < 9007199254740992.0 && v == floor(v); /* 2^53 */
+}
+
+static double dev_of(double n, double s, double q)
+{
+    if (n <= 0) return 0;
+    if (is_exact_int(n) && is_exact_int(s) && is_exact_int(q)) {
+        __int128 d = (__int128)(int64_t)n * (int64_t)q - (__int128)(int64_t)s * (int64_t)s;
+        return d <= 0 ? 0 : sqrt((double)d) / n;
+    }
+    long double ln = n, mean = (long double)s / ln;
+    long double var = (long double)q / ln - mean * mean;
+    return var <= 0 ? 0 : (double)sqrtl(var);
+}
+
+#define RU_NO_SUMSQ 2 /* load_moments: an interval lacks its sum of squares */
+
+/* avg and dev: per bucket sum(sums) / sum(counts), or the deviation from
+ * the sums, counts and sums of squares; then the fill policy. Returns 1
+ * when the series has nothing here, RU_NO_SUMSQ when dev meets an interval
+ * without octsdb's sum of squares (a client's rollup, or one written
+ * before octsdb kept it). */
+static int load_moments(ex_t *x, xworker_t *w, const exec_ru_t *ru, const query_sub_t *sub,
+                        const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi, query_dp_t **out,
+                        size_t *n_out)
+{
+    int dev = ru->mode == EXEC_RU_DEV;
+    size_t nk = dev ? 3 : 2;
+    query_dp_t *c[3] = {NULL, NULL, NULL}, *b[3] = {NULL, NULL, NULL};
+    size_t n[3] = {0, 0, 0}, nb[3] = {0, 0, 0};
+    int rc = read_cols(x, w, ru, tsuid, len, lo, hi, nk, c, n);
+    if (rc) return rc;
+    /* the intervals with a sum and a count (either alone is left out, as
+     * 2.4 does); for dev each needs its sum of squares too */
     size_t k = 0;
-    for (size_t i = 0, j = 0; !rc && i < ns; i++) {
-        while (j < nc && c[j].ts_ms < s[i].ts_ms)
+    for (size_t i = 0, j = 0, q = 0; i < n[0]; i++) {
+        int64_t t = c[0][i].ts_ms;
+        while (j < n[1] && c[1][j].ts_ms < t)
             j++;
-        if (j < nc && c[j].ts_ms == s[i].ts_ms) s[k++] = s[i];
+        if (j == n[1] || c[1][j].ts_ms != t) continue;
+        if (dev) {
+            while (q < n[2] && c[2][q].ts_ms < t)
+                q++;
+            if (q == n[2] || c[2][q].ts_ms != t) {
+                rc = RU_NO_SUMSQ;
+                break;
+            }
+            c[2][k] = c[2][q];
+        }
+        c[0][k] = c[0][i];
+        c[1][k++] = c[1][j];
     }
-    ns = k;
-    k = 0;
-    for (size_t i = 0, j = 0; !rc && i < nc; i++) {
-        while (j < ns && s[j].ts_ms < c[i].ts_ms)
-            j++;
-        if (j < ns && s[j].ts_ms == c[i].ts_ms) c[k++] = c[i];
-    }
-    nc = k;
-    if (!rc && ns == 0) rc = 1;
+    if (!rc && k == 0) rc = 1;
     query_downsample_t ds = sub->ds;
     ds.agg = query_agg_find("sum");
     ds.fill = QUERY_FILL_NONE;
-    if (!rc) rc = exec__downsample(x, w, &ds, lo, hi, s, ns, &bs, &nbs);
-    if (!rc) rc = exec__downsample(x, w, &ds, lo, hi, c, nc, &bc, &nbc);
+    for (size_t a = 0; a < nk && !rc; a++)
+        rc = exec__downsample(x, w, &ds, lo, hi, c[a], k, &b[a], &nb[a]);
     if (!rc) {
-        /* same points in both, so the same buckets */
-        size_t m = nbs < nbc ? nbs : nbc;
+        /* same timestamps in each, so the same buckets */
+        size_t m = nb[0] < nb[1] ? nb[0] : nb[1];
+        if (dev && nb[2] < m) m = nb[2];
         for (size_t i = 0; i < m; i++) {
-            double cnt = dp_val(&bc[i]);
-            bs[i].v.f = cnt == 0 ? 0 : dp_val(&bs[i]) / cnt;
-            bs[i].is_int = 0;
+            double cnt = dp_val(&b[1][i]);
+            if (dev)
+                b[0][i].v.f = dev_of(cnt, dp_val(&b[0][i]), dp_val(&b[2][i]));
+            else
+                b[0][i].v.f = cnt == 0 ? 0 : dp_val(&b[0][i]) / cnt;
+            b[0][i].is_int = 0;
         }
-        nbs = m;
+        nb[0] = m;
         if (sub->ds.fill != QUERY_FILL_NONE) {
             /* one value per bucket: summing it again keeps it and fills the gaps */
             query_dp_t *f = NULL;
             size_t nf = 0;
             ds.fill = sub->ds.fill;
-            rc = exec__downsample(x, w, &ds, lo, hi, bs, nbs, &f, &nf);
-            free(bs);
-            bs = f;
-            nbs = nf;
+            rc = exec__downsample(x, w, &ds, lo, hi, b[0], nb[0], &f, &nf);
+            free(b[0]);
+            b[0] = f;
+            nb[0] = nf;
         }
     }
-    free(s);
-    free(c);
-    free(bc);
+    for (size_t a = 0; a < 3; a++) {
+        free(c[a]);
+        if (a) free(b[a]);
+    }
     if (rc) {
-        free(bs);
+        free(b[0]);
         return rc;
     }
-    *out = bs;
-    *n_out = nbs;
+    *out = b[0];
+    *n_out = nb[0];
     return 0;
 }
 
-int exec__load_rollup(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid,
-                      size_t len, int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
+/* The series from source ru (downsampled, rated); 1 when it has nothing
+ * there, RU_NO_SUMSQ as load_moments. */
+static int load_from(ex_t *x, xworker_t *w, const exec_ru_t *ru, const query_sub_t *sub,
+                     const uint8_t *tsuid, size_t len, int64_t lo, int64_t hi, query_dp_t **out,
+                     size_t *n_out)
 {
-    const exec_ru_t *ru = x->ru;
     query_dp_t *res = NULL;
     size_t n = 0;
     int rc;
-    *out = NULL;
-    *n_out = 0;
-    if (ru->mode == EXEC_RU_AVG) {
-        rc = load_avg(x, w, sub, tsuid, len, lo, hi, &res, &n);
+    if (ru->mode == EXEC_RU_AVG || ru->mode == EXEC_RU_DEV) {
+        rc = load_moments(x, w, ru, sub, tsuid, len, lo, hi, &res, &n);
         if (rc) return rc;
     } else {
         query_dp_t *raw = NULL;
         size_t nr = 0;
-        rc = read_cols(x, w, tsuid, len, lo, hi, &raw, &nr, NULL, NULL);
+        rc = read_cols(x, w, ru, tsuid, len, lo, hi, 1, &raw, &nr);
         if (rc) return rc;
         if (nr == 0) {
             free(raw);
@@ -269,4 +317,23 @@ int exec__load_rollup(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8
     *out = res;
     *n_out = n;
     return 0;
+}
+
+int exec__load_rollup(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid,
+                      size_t len, int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    int rc = load_from(x, w, x->ru, sub, tsuid, len, lo, hi, out, n_out);
+    if (rc != RU_NO_SUMSQ) return rc;
+    /* dev where an interval lacks the sum of squares: 2.4's 400 without a
+     * fallback; with one, this series from the next source that can answer
+     * (the raw data table at the latest) */
+    for (const exec_ru_t *p = x->ru + 1; p < x->ru_end; p++) {
+        if (!p->table) return exec__load_raw(x, w, sub, tsuid, len, lo, hi, NULL, out, n_out);
+        rc = load_from(x, w, p, sub, tsuid, len, lo, hi, out, n_out);
+        if (rc != RU_NO_SUMSQ && rc != 1) return rc;
+    }
+    return oct_err(&w->eb, OCT_EPARSE,
+                   "Standard deviation over rolled up data is not supported at this time");
 }

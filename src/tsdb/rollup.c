@@ -260,8 +260,21 @@ int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_errbuf_t *eb)
                      oct_slice(part, pl),
                      {oct_slice(rk, (size_t)kl), oct_slice_str(RU_FAMILY), oct_slice(qual, ql),
                       oct_slice(val, vl)}};
+    /* a client's sum or count no longer matches the TSD's sum of squares of
+     * that interval: it goes in the same write (docs/format/rollup.md s. 5) */
+    uint8_t sq[CODEC_ROLLUP_QUAL_LEN], sv[8];
+    store_op_t ops[2] = {op, {0}};
+    size_t nops = 1;
+    if (iv &&
+        (agg_id == query_rollup_agg_id(c, "sum", 3) ||
+         agg_id == query_rollup_agg_id(c, "count", 5)) &&
+        !codec_rollup_encode_sumsq((uint32_t)((dp->ts - base) / iv->interval_s), 0, sq, sv))
+        ops[nops++] = (store_op_t){STORE_OP_DELETE_CELL,
+                                   op.part,
+                                   {op.cell.row, oct_slice_str(CODEC_ROLLUP_OWN_FAMILY),
+                                    oct_slice(sq, sizeof sq), oct_slice(NULL, 0)}};
     if (iv) /* one value per slot, whatever its width (docs/format/rollup.md) */
-        rc = tw_rollup_write(db, &op, 1, eb);
+        rc = tw_rollup_write(db, ops, nops, eb);
     else
         rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, &op, 1, 0, eb);
 out:
@@ -314,6 +327,12 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
     store_key_t sk[RU_BATCH];
     store_result_t res = STORE_RESULT_INIT;
     int rc = 0;
+    /* octsdb's own column is another family of the same rows: read all of
+     * them then, else family t only */
+    int own = 0;
+    for (size_t k = 0; k < n_ids; k++)
+        own |= ids[k] == TSDB_ROLLUP_ID_SUMSQ;
+    oct_slice_t fam = own ? oct_slice(NULL, 0) : oct_slice_str(RU_FAMILY);
     while (rc == 0 && b <= hi_s && b <= (int64_t)UINT32_MAX) {
         size_t nk = 0;
         for (; nk < rows && b <= hi_s && b <= (int64_t)UINT32_MAX;
@@ -329,8 +348,7 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
         }
         store_result_reset(&res);
         if (rc == 0 && nk)
-            rc = store_multi_get(tsdb_store(db), STORE_TABLE_ROLLUP, sk, nk,
-                                 oct_slice_str(RU_FAMILY), &res, eb);
+            rc = store_multi_get(tsdb_store(db), STORE_TABLE_ROLLUP, sk, nk, fam, &res, eb);
         if (rc > 0) rc = 0;
         for (size_t i = 0; rc == 0 && i < res.n; i++) {
             const store_cell_t *ce = &res.cells[i];
@@ -343,6 +361,12 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
                 uint32_t idx;
                 if (ce->qualifier.len != CODEC_ROLLUP_QUAL_LEN) continue; /* not a rollup cell */
                 int q0 = ce->qualifier.ptr[0] & 0x7F;
+                if (own && !oct_slice_eq(ce->family, oct_slice_str(RU_FAMILY))) {
+                    if (!oct_slice_eq(ce->family, oct_slice_str(CODEC_ROLLUP_OWN_FAMILY)) ||
+                        ce->qualifier.ptr[0] != CODEC_ROLLUP_SUMSQ)
+                        continue; /* a column code this reader does not know */
+                    q0 = TSDB_ROLLUP_ID_SUMSQ;
+                }
                 while (k < n_ids && q0 != ids[k])
                     k++;
                 if (k == n_ids) continue;
@@ -399,6 +423,7 @@ typedef struct {
     double dsum;
     int sum_is_int;
     uint64_t count;
+    double sumsq;
     codec_point_t min, max;
 } ru_acc_t;
 
@@ -420,6 +445,7 @@ static void acc_add(ru_acc_t *a, const codec_point_t *p)
     }
     a->count++;
     a->dsum += pv(p);
+    a->sumsq += pv(p) * pv(p);
     if (a->sum_is_int && (p->is_float || __builtin_add_overflow(a->isum, p->val.i, &a->isum)))
         a->sum_is_int = 0;
 }
@@ -428,7 +454,7 @@ store_op_t tw_rollup_cell_put(const tw_rollup_cell_t *c)
 {
     return (store_op_t){STORE_OP_PUT,
                         oct_slice(c->part, c->plen),
-                        {oct_slice(c->row, c->rlen), oct_slice_str(RU_FAMILY),
+                        {oct_slice(c->row, c->rlen), oct_slice_str(c->family),
                          oct_slice(c->qual, CODEC_ROLLUP_QUAL_LEN), oct_slice(c->val, c->vlen)}};
 }
 
@@ -441,6 +467,15 @@ int tw_rollup_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t 
     if (kl < 0) return kl;
     c->rlen = (size_t)kl;
     c->plen = part_of(l, iv->table, c->row, c->part);
+    c->family = RU_FAMILY;
+    if (id == TSDB_ROLLUP_ID_SUMSQ) {
+        c->family = CODEC_ROLLUP_OWN_FAMILY;
+        c->vlen = 8;
+        if (!codec_rollup_encode_sumsq((uint32_t)((start_s - base) / iv->interval_s),
+                                       v->is_float ? v->val.f : (double)v->val.i, c->qual, c->val))
+            return 0;
+        return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
+    }
     if (codec_rollup_encode((unsigned)id, (uint32_t)((start_s - base) / iv->interval_s), v, c->qual,
                             c->val, &c->vlen))
         return oct_err(eb, OCT_ERANGE, "rollup index out of range for interval %s", iv->interval);
@@ -459,15 +494,17 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
     memset(out, 0, sizeof *out);
     const query_rollup_config_t *c = tsdb_rollups(db);
     if (!c || !c->auto_rollup || n == 0) return 0;
-    /* aggregators the config gives ids: sum, count, min, max */
+    /* aggregators the config gives ids: sum, count, min, max; and octsdb's
+     * sum of squares (docs/format/rollup.md section 5), always */
     static const char *const names[4] = {"sum", "count", "min", "max"};
-    int ids[4];
+    int ids[5];
     for (int a = 0; a < 4; a++)
         ids[a] = query_rollup_agg_id(c, names[a], strlen(names[a]));
+    ids[4] = TSDB_ROLLUP_ID_SUMSQ;
     size_t cap = 0;
     for (size_t i = 0; i < c->n_iv; i++)
         if (query_rollup_is_auto(c, &c->iv[i]))
-            cap += 4 * (n < (size_t)(3600 / c->iv[i].interval_s)
+            cap += 5 * (n < (size_t)(3600 / c->iv[i].interval_s)
                             ? n
                             : (size_t)(3600 / c->iv[i].interval_s));
     tw_rollup_cell_t *cells = xmalloc((cap ? cap : 1) * sizeof *cells);
@@ -486,7 +523,7 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
                 if (t >= start + iv->interval_s) break;
                 acc_add(&acc, &pts[p]);
             }
-            codec_point_t v[4];
+            codec_point_t v[5];
             v[0].is_float = (uint8_t)!acc.sum_is_int;
             if (acc.sum_is_int)
                 v[0].val.i = acc.isum;
@@ -496,7 +533,9 @@ int tw_rollup_auto_tsuid(tsdb_t *db, const uint8_t *tsuid, size_t tsuid_len, int
             v[1].val.i = (int64_t)acc.count;
             v[2] = acc.min;
             v[3] = acc.max;
-            for (int a = 0; a < 4 && !rc; a++)
+            v[4].is_float = 1;
+            v[4].val.f = acc.sumsq;
+            for (int a = 0; a < 5 && !rc; a++)
                 if (ids[a] >= 0)
                     rc = tw_rollup_cell(&l, tsuid, tsuid_len, iv, ids[a], start, &v[a],
                                         &cells[nc++], eb);
@@ -573,10 +612,15 @@ static int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_roll
 {
     memset(out, 0, sizeof *out);
     if (n == 0) return 0;
+    /* family t only: octsdb's own cells have one width (docs/format/rollup.md) */
     store_op_t *srt = xmalloc(n * sizeof *srt);
-    memcpy(srt, puts, n * sizeof *srt);
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++)
+        if (oct_slice_eq(puts[i].cell.family, oct_slice_str(RU_FAMILY))) srt[nt++] = puts[i];
+    size_t n_all = n;
+    n = nt;
     qsort(srt, n, sizeof *srt, op_cmp);
-    store_key_t *keys = xmalloc(n * sizeof *keys);
+    store_key_t *keys = xmalloc((n ? n : 1) * sizeof *keys);
     size_t nk = 0;
     for (size_t i = 0; i < n; i++)
         if (i == 0 || slot_cmp(&srt[i - 1], &srt[i].cell.row, &srt[i].part, NULL))
@@ -631,16 +675,16 @@ static int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_roll
         return rc;
     }
     /* the puts, then the deletes (a later op on the same cell wins: none is) */
-    out->ops = xmalloc((n + nd) * sizeof *out->ops);
-    memcpy(out->ops, puts, n * sizeof *out->ops);
+    out->ops = xmalloc((n_all + nd) * sizeof *out->ops);
+    memcpy(out->ops, puts, n_all * sizeof *out->ops);
     for (size_t i = 0; i < nd; i++)
-        out->ops[n + i] =
+        out->ops[n_all + i] =
             (store_op_t){STORE_OP_DELETE_CELL,
                          out->parts[i].part,
                          {out->parts[i].cell.row, out->parts[i].cell.family,
                           oct_slice(out->quals + i * CODEC_ROLLUP_QUAL_LEN, CODEC_ROLLUP_QUAL_LEN),
                           oct_slice(NULL, 0)}};
-    out->n = n + nd;
+    out->n = n_all + nd;
     return 0;
 }
 

@@ -56,13 +56,17 @@ OCT_MUST_CHECK int tsdb_rollup_put(tsdb_t *db, const tsdb_rollup_dp_t *dp, oct_e
  * storage. Returns 0 or OCT_EIO. May block. */
 OCT_MUST_CHECK int tsdb_rollup_sync(tsdb_t *db, oct_errbuf_t *eb);
 
-#define TSDB_ROLLUP_MAX_IDS 4
+#define TSDB_ROLLUP_MAX_IDS 5
+/* An id beyond 2.4's 0..127 naming octsdb's own sum-of-squares column
+ * (docs/format/rollup.md section 5), written by the TSD's auto rollups
+ * beside sum and count; readable through tsdb_rollup_read's ids. */
+#define TSDB_ROLLUP_ID_SUMSQ 0x100
 
 /* The values of one series stored in 2.4 table `table` over
  * [lo_ms, hi_ms], in time order. With iv, the rows are iv's row spans and
  * the rollup cells of aggregator ids[k] go to out[k] (k < n_ids <=
  * TSDB_ROLLUP_MAX_IDS; one read of the rows for all, as avg needs sum and
- * count), each stamped
+ * count; TSDB_ROLLUP_ID_SUMSQ reads octsdb's sum of squares), each stamped
  * with its interval's start; with iv NULL, hour rows of ordinary
  * second/millisecond cells (a pre-aggregate written without interval) go
  * to out[0]. out[k] is malloc'd (NULL when empty), n[k] its length.

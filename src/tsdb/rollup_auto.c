@@ -24,7 +24,9 @@
 
 #define RA_BATCH 4096 /* rollup ops per store write */
 
-static const char *const ra_names[TSDB_ROLLUP_MAX_IDS] = {"sum", "count", "min", "max"};
+/* the last one is octsdb's sum of squares (TSDB_ROLLUP_ID_SUMSQ), summed
+ * like the sums */
+static const char *const ra_names[TSDB_ROLLUP_MAX_IDS] = {"sum", "count", "min", "max", NULL};
 
 typedef struct {
     tw_rollup_cell_t *c;
@@ -65,7 +67,7 @@ static double ra_pv(const codec_point_t *p)
 }
 
 /* The aggregate of the source cells src[k][0..n[k]) (k: sum, count, min,
- * max) into v[k]; has[k] says whether there was any. Integer sums stay
+ * max, sum of squares) into v[k]; has[k] says whether there was any. Integer sums stay
  * integers until a double or an overflow. */
 static void ra_combine(codec_point_t *const *src, const size_t *n, codec_point_t *v, int *has)
 {
@@ -128,7 +130,8 @@ int tw_rollup_long(tsdb_t *db, const tw_rollup_touch_t *t, size_t n, uint64_t *c
     if (!src) return 0;
     int ids[TSDB_ROLLUP_MAX_IDS];
     for (int k = 0; k < TSDB_ROLLUP_MAX_IDS; k++)
-        ids[k] = query_rollup_agg_id(c, ra_names[k], strlen(ra_names[k]));
+        ids[k] = ra_names[k] ? query_rollup_agg_id(c, ra_names[k], strlen(ra_names[k]))
+                             : TSDB_ROLLUP_ID_SUMSQ;
     codec_rowkey_layout_t l = tsdb__rowkey_layout(db);
     ra_period_t *p = xmalloc(n * sizeof *p);
     ra_out_t o = {0};

@@ -280,8 +280,9 @@ typedef struct {
     uint8_t qual[3];
     uint8_t val[8];
     size_t plen, rlen, vlen;
+    const char *family; /* "t", or octsdb's own "o" (TSDB_ROLLUP_ID_SUMSQ) */
 } tw_rollup_cell_t;
-/* Makes the cell of aggregator id for the interval of iv starting at
+/* Makes the cell of aggregator id (or TSDB_ROLLUP_ID_SUMSQ) for the interval of iv starting at
  * start_s of series tsuid, with value v, into c. Returns 0, OCT_ERANGE (the
  * index does not fit a qualifier) or a row key error. */
 int tw_rollup_cell(const codec_rowkey_layout_t *l, const uint8_t *tsuid, size_t tsuid_len,

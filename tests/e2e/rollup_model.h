@@ -24,7 +24,8 @@ static inline double rm_pv(const rm_pt_t *p)
     return p->is_int ? (double)p->i : p->f;
 }
 
-/* <agg> (sum, count, min, max, else avg) of the points of p[0..n) in
+/* <agg> (sum, count, min, max, dev -- the population standard deviation,
+ * in two passes --, else avg) of the points of p[0..n) in
  * [b, b + iv_s) into *v. Returns 0 when the bucket has no point. */
 static inline int rm_bucket(const rm_pt_t *p, int n, long long b, long long iv_s, const char *agg,
                             double *v)
@@ -39,6 +40,14 @@ static inline int rm_bucket(const rm_pt_t *p, int n, long long b, long long iv_s
         mx = fmax(mx, rm_pv(&p[i]));
     }
     if (!cnt) return 0;
+    if (!strcmp(agg, "dev")) {
+        double mean = sum / (double)cnt, ss = 0;
+        for (int i = 0; i < n; i++)
+            if (p[i].ts >= b && p[i].ts < b + iv_s)
+                ss += (rm_pv(&p[i]) - mean) * (rm_pv(&p[i]) - mean);
+        *v = sqrt(ss / (double)cnt);
+        return 1;
+    }
     *v = !strcmp(agg, "sum")     ? sum
          : !strcmp(agg, "count") ? (double)cnt
          : !strcmp(agg, "min")   ? mn

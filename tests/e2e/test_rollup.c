@@ -289,6 +289,10 @@ static void usage_modes(void **state)
                           "%s{\"metric\":\"u.r\",\"timestamp\":%lld,\"value\":%d,\"tags\":"
                           "{\"host\":\"a\"},\"interval\":\"1h\",\"aggregator\":\"SUM\"}",
                           k ? "," : "", T0 + 3600LL * k, 10 + k);
+        oct_strbuf_printf(&sb,
+                          ",{\"metric\":\"u.r\",\"timestamp\":%lld,\"value\":2,\"tags\":"
+                          "{\"host\":\"a\"},\"interval\":\"1h\",\"aggregator\":\"count\"}",
+                          T0 + 3600LL * k);
         for (int d = 0; d < 3; d += 2)
             oct_strbuf_printf(&rb,
                               "%s{\"metric\":\"u.r\",\"timestamp\":%lld,\"value\":%d,\"tags\":"
@@ -299,7 +303,7 @@ static void usage_modes(void **state)
     }
     oct_strbuf_puts(&sb, "]");
     oct_strbuf_puts(&rb, "]");
-    post_rollups(sb.ptr, "{\"success\":24,\"failed\":0}");
+    post_rollups(sb.ptr, "{\"success\":48,\"failed\":0}");
     char *r = ac_req_ok(&g_t, "POST", "/api/put?sync=true", rb.ptr, 204);
     free(r);
     oct_strbuf_free(&sb);
@@ -323,6 +327,18 @@ static void usage_modes(void **state)
     expect_q("fallback, empty table", "sum:1h-sum:rollup_fallback:u.r", d2, d2e, &raw2);
     expect_q("fallback_raw, empty table", "sum:1h-sum:rollup_fallback_raw:u.r", d2, d2e, &raw2);
     expect_q("raw, empty table", "sum:1h-sum:rollup_raw:u.r", d2, d2e, &raw2);
+    /* dev: client rollups have no sum of squares (docs/rollups.md), so
+     * 2.4's 400 without a fallback, the raw points (k and 2k + 1 per hour:
+     * deviation (k + 1) / 2) with one */
+    AC_EXPECT(&g_t, "GET", "/api/query?start=1356998400&end=1357084799&m=sum:1h-dev:u.r", NULL, 400,
+              "{\"error\":{\"code\":400,\"message\":\"Standard deviation over rolled up data "
+              "is not supported at this time\"}}");
+    exp_t dev0 = {.n = 0};
+    for (int k = 0; k < 24; k++)
+        ex_add(&dev0, T0 + 3600LL * k, (k + 1) / 2.0);
+    expect_q("dev, fallback", "sum:1h-dev:rollup_fallback:u.r", d0, d0e, &dev0);
+    expect_q("dev, fallback_raw", "sum:1h-dev:rollup_fallback_raw:u.r", d0, d0e, &dev0);
+    expect_q("dev, raw", "sum:1h-dev:rollup_raw:u.r", d0, d0e, &dev0);
     /* the POST form */
     char body[512];
     static const char *const modes[] = {"ROLLUP_NOFALLBACK", "ROLLUP_FALLBACK",
