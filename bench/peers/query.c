@@ -36,14 +36,11 @@ void query_target(int sys, int q, char names[][64], size_t metrics, int64_t end_
                      e0, names[0]);
             break;
         case Q_SUM1M: /* one sum per metric: every series */
-            n = (size_t)snprintf(buf, cap, "/api/query?start=%lld&end=%lld", s0, e0);
-            for (size_t m = 0; m < metrics && n < cap - 128; m++)
-                n += (size_t)snprintf(buf + n, cap - n, "&m=sum:1m-avg:%s", names[m]);
-            break;
         case Q_RATE:
             n = (size_t)snprintf(buf, cap, "/api/query?start=%lld&end=%lld", s0, e0);
             for (size_t m = 0; m < metrics && n < cap - 128; m++)
-                n += (size_t)snprintf(buf + n, cap - n, "&m=sum:1m-avg:rate:%s", names[m]);
+                n += (size_t)snprintf(buf + n, cap - n, "&m=sum:1m-avg:%s%s",
+                                      q == Q_RATE ? "rate:" : "", names[m]);
             break;
         case Q_GROUPBY:
             snprintf(buf, cap, "/api/query?start=%lld&end=%lld&m=sum:1m-avg:%s{host=*}", s0, e0,
@@ -71,17 +68,11 @@ void query_target(int sys, int q, char names[][64], size_t metrics, int64_t end_
                  names[0], s0, e0);
         break;
     case Q_SUM1M:
+    case Q_RATE: /* sum by (__name__)(FN({__name__=~"m0|m1|..."}[1m])) */
         n = (size_t)snprintf(buf, cap,
-                             "/api/v1/query_range?query=sum%%20by%%20(__name__)(avg_over_time("
-                             "%%7B__name__%%3D~%%22");
-        for (size_t m = 0; m < metrics && n < cap - 256; m++)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", m ? "%7C" : "", names[m]);
-        snprintf(buf + n, cap - n, "%%22%%7D%%5B1m%%5D))&start=%lld&end=%lld&step=60s", s0, e0);
-        break;
-    case Q_RATE:
-        n = (size_t)snprintf(buf, cap,
-                             "/api/v1/query_range?query=sum%%20by%%20(__name__)(rate(%%7B__name__"
-                             "%%3D~%%22");
+                             "/api/v1/query_range?query=sum%%20by%%20(__name__)(%s(%%7B__name__"
+                             "%%3D~%%22",
+                             q == Q_RATE ? "rate" : "avg_over_time");
         for (size_t m = 0; m < metrics && n < cap - 256; m++)
             n += (size_t)snprintf(buf + n, cap - n, "%s%s", m ? "%7C" : "", names[m]);
         snprintf(buf + n, cap - n, "%%22%%7D%%5B1m%%5D))&start=%lld&end=%lld&step=60s", s0, e0);
