@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
-# `make bench`: octsdb side by side with VictoriaMetrics and InfluxDB, then the
-# micro-benchmarks.
+# `make bench`: octsdb side by side with VictoriaMetrics (InfluxDB on request),
+# then the micro-benchmarks.
 #
-#   1. peers   installs Debian's victoria-metrics and influxdb when run as root
-#              (a peer that cannot be installed is left out of the table), builds
-#              octsdb in release mode and runs bench_peers (bench/bench_peers.c):
+#   1. peers   installs Debian's victoria-metrics (and influxdb with
+#              BENCH_INFLUX=1) when run as root (a peer that cannot be
+#              installed is left out of the table), builds octsdb in release
+#              mode and runs bench_peers (bench/bench_peers.c, bench/peers/):
 #              every system on 127.0.0.1 with a fresh data dir, the same bytes
-#              sent to each; one table of figures and octsdb/peer ratios, also
-#              written to bench/results/<date>.md with the machine. Besides
-#              ingest, CPU, memory and query latency it takes points read per
-#              second per query, bytes per point after a flush and (octsdb)
-#              after `octsdb compact`, and bytes per point of the gauge and
-#              of the integer-valued series, each ingested alone.
+#              sent to each. It prints, and writes to bench/results/<date>.md
+#              with the machine: the bar of issue 11 (figure | octsdb | VM |
+#              ratio | bar | met), every figure of the main data set, then the
+#              cost curve.
 #   2. micro   every other bench/bench_* program; each prints its own figures.
 #
-# Arguments go to bench_peers. The default data set (1,000 hosts x 10 metrics
-# x 15 min = 900,000 points per mode) finishes in a few minutes on 2 cores;
-# the issue's full scale (21.6 M points) is
-#     scripts/bench.sh --hours 6
-# Environment: BENCH_BUILD (build dir, default build-release), BENCH_MICRO=0
-# skips the micro-benchmarks, BENCH_PEERS=0 skips the peers (octsdb alone).
-# BENCH_CURVE: the cost curve's numbers of series (bench_peers --curve; default
-# 10000,100000,1000000; 0 skips it): ingest, RSS per series and query medians
-# of octsdb and VictoriaMetrics at each scale.
+# Arguments go to bench_peers. The main data set is issue 11's 2,000 series
+# (1,000 hosts x 2 metrics, 8 tags, 1,000 points each = 2 M points per mode),
+# every ingest mode run 3 times per system (--runs), figures the medians; the
+# cost curve's largest point (1 M series) gives the bar's 1,000,000-series rows.
+# The whole run is meant to take at most 30 minutes on an idle 2-core machine.
+# Environment:
+#   BENCH_BUILD   build dir (default build-release), e.g. a clean one:
+#                 BENCH_BUILD=/tmp/bench-build scripts/bench.sh
+#   BENCH_MICRO=0 skips the micro-benchmarks
+#   BENCH_PEERS=0 skips the peers (octsdb alone; ratios n/a)
+#   BENCH_INFLUX=1 adds InfluxDB to the main table (about 15,000 points/s here:
+#                 minutes per mode, so it is off by default)
+#   BENCH_CURVE   the cost curve's numbers of series (bench_peers --curve;
+#                 default 10000,100000,1000000; 0 skips it and the bar's
+#                 1,000,000-series rows; 10000,100000 is the cheap curve)
+#   BENCH_RUNS    repetitions of each ingest mode for the medians (default 3)
+#   TMPDIR        where the data dirs go (1 M series take about a gigabyte
+#                 per system; default /tmp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BENCH_BUILD:-build-release}
@@ -56,7 +64,9 @@ install_peer() { # package binary
 vm= influx=
 if [ "$want_peers" != 0 ]; then
     install_peer victoria-metrics /usr/bin/victoria-metrics && vm=/usr/bin/victoria-metrics
-    install_peer influxdb /usr/bin/influxd && influx=/usr/bin/influxd
+    if [ "${BENCH_INFLUX:-0}" != 0 ]; then
+        install_peer influxdb /usr/bin/influxd && influx=/usr/bin/influxd
+    fi
 fi
 
 # ---- release build --------------------------------------------------------
@@ -80,7 +90,7 @@ curve_args=()
 [ "$curve" != 0 ] && curve_args=(--curve "$curve")
 echo "== bench_peers (results to $out)"
 "$build"/bench_peers --octsdb "$build"/octsdb --vm "$vm" --influx "$influx" --out "$out" \
-    "${curve_args[@]}" "$@" || status=1
+    --runs "${BENCH_RUNS:-3}" "${curve_args[@]}" "$@" || status=1
 echo
 
 # ---- 2. micro-benchmarks --------------------------------------------------

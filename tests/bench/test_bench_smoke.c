@@ -47,20 +47,74 @@ static const char *const rows[] = {
     "query one series raw, median ms",
     "query one series raw, p99 ms",
     "query one series raw, points read/s",
-    "query sum 1m-avg, one metric, median ms",
-    "query sum 1m-avg, one metric, p99 ms",
-    "query sum 1m-avg, one metric, points read/s",
+    "query sum 1m-avg, every series, median ms",
+    "query sum 1m-avg, every series, p99 ms",
+    "query sum 1m-avg, every series, points read/s",
     "query sum:rate 1m-avg, every series, median ms",
     "query sum:rate 1m-avg, every series, p99 ms",
     "query sum:rate 1m-avg, every series, points read/s",
-    "query {host=*} group-by, median ms",
-    "query {host=*} group-by, p99 ms",
-    "query {host=*} group-by, points read/s",
+    "query {host=*} group-by 1m-avg, median ms",
+    "query {host=*} group-by 1m-avg, p99 ms",
+    "query {host=*} group-by 1m-avg, points read/s",
+    "query max 10m-max by datacenter, median ms",
+    "query max 10m-max by datacenter, p99 ms",
+    "query max 10m-max by datacenter, points read/s",
     "query /api/search/lookup, median ms",
     "query /api/search/lookup, p99 ms",
     "query /api/suggest, median ms",
     "query /api/suggest, p99 ms",
 };
+
+/* The bar of issue 11 in the issue's form (figure | octsdb | VM | ratio |
+ * bar | met): the main set's rows (100 series in smoke mode) and the
+ * largest curve point's (200 series). */
+static const char *const bar_rows[] = {
+    "100 series: telnet ingest, points/s",
+    "100 series: /api/put gzip'd 50-point batches, points/s",
+    "100 series: /api/put 50-point batches, points/s",
+    "100 series: /api/put 500-point batches, points/s",
+    "100 series: /api/put gzip'd 500-point batches, points/s",
+    "100 series: query one series raw, median ms",
+    "100 series: query sum 1m-avg over every series, median ms",
+    "100 series: query {host=*} group-by 1m-avg, median ms",
+    "100 series: query max 10m-max by datacenter, median ms",
+    "100 series: query sum:rate 1m-avg over every series, median ms",
+    "200 series: RSS bytes per active series",
+    "200 series: disk bytes per series after a clean stop",
+    "200 series: new-series ingest, points/s",
+    "200 series: start-up over the data dir until a one-series query answers, s",
+    "200 series: start-up, CPU s of the process",
+    "200 series: /api/search/lookup",
+    "200 series: /api/suggest",
+    "200 series: query one series raw, median ms",
+    "200 series: query sum 1m-avg over every series, median ms",
+    "200 series: query {host=*} group-by 1m-avg, median ms",
+    "200 series: query max 10m-max by datacenter, median ms",
+    "200 series: query sum:rate 1m-avg over every series, median ms",
+};
+
+/* Every row of the table after `heading` has a positive figure in its
+ * first cell; returns the number of rows. */
+static size_t check_table(const char *md, const char *heading)
+{
+    const char *h = strstr(md, heading);
+    if (!h) fail_msg("table missing: %s", heading);
+    const char *sep = strstr(h, "|---|");
+    assert_non_null(sep);
+    size_t n_rows = 0;
+    for (const char *line = strchr(sep, '\n') + 1; !strncmp(line, "| ", 2); n_rows++) {
+        const char *cellp = strstr(line + 2, "| ");
+        const char *eol = strchr(line, '\n');
+        assert_non_null(eol);
+        assert_true(cellp && cellp < eol);
+        char *end;
+        double v = strtod(cellp + 2, &end);
+        if (end == cellp + 2 || !(v > 0))
+            fail_msg("no figure in row: %.*s", (int)(eol - line), line);
+        line = eol + 1;
+    }
+    return n_rows;
+}
 
 static char *read_all(const char *path)
 {
@@ -123,27 +177,36 @@ static void test_smoke_run_has_every_figure(void **state)
         if (end == cellp + 2 || !(v > 0)) fail_msg("no figure for %s: %.80s", rows[i], line);
     }
     /* and no row of the table, listed above or not, lacks its figure */
-    const char *sep = strstr(md, "|---|");
-    assert_non_null(sep);
-    size_t n_rows = 0;
-    for (const char *line = strchr(sep, '\n') + 1; !strncmp(line, "| ", 2); n_rows++) {
-        const char *cellp = strstr(line + 2, "| ");
-        const char *eol = strchr(line, '\n');
-        assert_non_null(eol);
-        assert_true(cellp && cellp < eol);
-        char *end;
-        double v = strtod(cellp + 2, &end);
-        if (end == cellp + 2 || !(v > 0))
-            fail_msg("no figure in row: %.*s", (int)(eol - line), line);
-        line = eol + 1;
+    assert_int_equal(check_table(md, "\n## Every figure "), sizeof rows / sizeof rows[0]);
+    /* the bar table: every row in order, octsdb's figure in each, and the
+     * absolute bar (start-up under 5 s) judged without a peer; the ratio
+     * bars say n/a, as no peer ran */
+    assert_int_equal(check_table(md, "\n## The bar (issue 11)\n"),
+                     sizeof bar_rows / sizeof bar_rows[0]);
+    const char *at = strstr(md, "\n## The bar (issue 11)\n");
+    for (size_t i = 0; i < sizeof bar_rows / sizeof bar_rows[0]; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "\n| %s", bar_rows[i]);
+        const char *line = strstr(at, key);
+        if (!line) fail_msg("bar row missing or out of order: %s", bar_rows[i]);
+        at = line + 1;
     }
-    assert_int_equal(n_rows, sizeof rows / sizeof rows[0]);
+    const char *su = strstr(md, "| 200 series: start-up over the data dir");
+    assert_non_null(su);
+    const char *su_eol = strchr(su, '\n');
+    double su_s = strtod(strstr(su + 2, "| ") + 2, NULL);
+    const char *verdict =
+        su_s < 5 ? "| octsdb < 5 s | met |\n" : "| octsdb < 5 s | **not met** |\n";
+    const char *vp = strstr(su, verdict);
+    if (!vp || vp > su_eol) fail_msg("start-up verdict: %.*s", (int)(su_eol - su), su);
+    assert_non_null(strstr(md, "| ratio ≥ 2.5 | n/a |\n"));
     /* the notes that say how the new figures are taken, and why a peer's is n/a */
     assert_non_null(strstr(md, "\nNotes:\n- points read/s: "));
     assert_non_null(strstr(md, "\n- after compaction: "));
     assert_non_null(strstr(md, "\n- by kind: "));
     /* the cost curve (--smoke: one point, 200 series, octsdb alone): its row
-     * has octsdb's points/s and RSS per series, and its six query medians */
+     * has octsdb's new-series and overall points/s, RSS and disk per series,
+     * start-up seconds and CPU seconds, and its seven query medians */
     assert_non_null(strstr(md, "\n## Cost curve\n"));
     static const char *const curve_rows[] = {"\n| 200 | "};
     for (size_t i = 0; i < sizeof curve_rows / sizeof curve_rows[0]; i++) {
@@ -151,7 +214,7 @@ static void test_smoke_run_has_every_figure(void **state)
         if (!line) fail_msg("cost curve row missing: %s", curve_rows[i] + 1);
         /* cells after the series count: per figure octsdb | VM | ratio */
         const char *p = line + strlen(curve_rows[i]);
-        for (int fig = 0; fig < 8; fig++) {
+        for (int fig = 0; fig < 13; fig++) {
             char *end;
             double v = strtod(p, &end);
             if (end == p || !(v > 0))
