@@ -1,6 +1,6 @@
 /* api_search.c -- /api/suggest and /api/search/lookup.
  *
- * Suggest is a prefix scan of one UID kind (uid_suggest). Lookup answers from
+ * Suggest is a prefix query of one UID kind (uid_suggest). Lookup answers from
  * the series index that the write path keeps for every series
  * (tsdb_select), never from tsdb-meta: OpenTSDB's default use_meta=true
  * only finds something when TSUID tracking doubles its write load, whereas

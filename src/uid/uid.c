@@ -57,6 +57,7 @@ int uid_registry_open(store_t *st, const uid_options_t *opts, uid_registry_t **o
         s->random = k == CODEC_UID_METRIC && opts->random_metrics;
         s->cache = uid_cache_new();
         pthread_mutex_init(&s->batch_mu, NULL);
+        pthread_mutex_init(&s->names_mu, NULL);
         s->qual = oct_slice_str(codec_uid_kind_qualifier((codec_uid_kind_t)k));
         s->meta_qual = oct_slice_str(codec_uid_kind_meta_qualifier((codec_uid_kind_t)k));
     }
@@ -76,6 +77,8 @@ void uid_registry_close(uid_registry_t *r)
     uid__watch_close(r);
     for (int k = 0; k < CODEC_UID_N_KINDS; k++) {
         uid_cache_free(r->k[k].cache);
+        uid__names_free(&r->k[k]);
+        pthread_mutex_destroy(&r->k[k].names_mu);
         pthread_mutex_destroy(&r->k[k].batch_mu);
     }
     free(r->allow_special);
@@ -789,8 +792,8 @@ static size_t uid_prefix_end(const uint8_t *p, size_t n, uint8_t *out)
     return n;
 }
 
-static int uid_scan_forward(uid_registry_t *r, uid_kind_state_t *s, const uint8_t *prefix,
-                            size_t plen, size_t max, uid_name_fn cb, void *ctx, oct_errbuf_t *eb)
+int uid__scan_forward(uid_registry_t *r, uid_kind_state_t *s, const uint8_t *prefix, size_t plen,
+                      size_t max, uid_name_fn cb, void *ctx, oct_errbuf_t *eb)
 {
     uint8_t endb[UID_NAME_MAX];
     if (plen > UID_NAME_MAX) return 0;
@@ -834,13 +837,16 @@ int uid_suggest(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *prefix,
                 size_t max, uid_name_fn cb, void *ctx, oct_errbuf_t *eb)
 {
     if (max < 1) return oct_err(eb, OCT_EINVAL, "Count must be greater than 0");
-    return uid_scan_forward(r, &r->k[kind], prefix, prefix_len, max, cb, ctx, eb);
+    if (prefix_len > UID_NAME_MAX) return 0;
+    if (r->k[kind].random) /* no counter tells a list what is new */
+        return uid__scan_forward(r, &r->k[kind], prefix, prefix_len, max, cb, ctx, eb);
+    return uid__names_suggest(r, kind, prefix, prefix_len, max, cb, ctx, eb);
 }
 
 int uid_foreach(uid_registry_t *r, codec_uid_kind_t kind, uid_name_fn cb, void *ctx,
                 oct_errbuf_t *eb)
 {
-    return uid_scan_forward(r, &r->k[kind], NULL, 0, SIZE_MAX, cb, ctx, eb);
+    return uid__scan_forward(r, &r->k[kind], NULL, 0, SIZE_MAX, cb, ctx, eb);
 }
 
 int uid_counter(uid_registry_t *r, codec_uid_kind_t kind, uint64_t *out, oct_errbuf_t *eb)

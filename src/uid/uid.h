@@ -161,7 +161,12 @@ OCT_MUST_CHECK int uid_delete(uid_registry_t *r, codec_uid_kind_t kind, const ui
                               size_t len, oct_errbuf_t *eb);
 
 /* Calls cb(name, id) for names of 'kind' starting with 'prefix', in byte
- * order, at most max times (max >= 1). A nonzero return from cb stops. */
+ * order, at most max times (max >= 1). A nonzero return from cb stops.
+ * Answered from an in-memory sorted list of the kind's names (built by
+ * the first call, then kept current by following the kind's counter and
+ * its renames and deletes: uid_names.c), so each call reads one counter
+ * cell, not the forward map; cb runs without any registry lock held.
+ * Random metric UIDs are read from the store. */
 typedef int (*uid_name_fn)(void *ctx, const uint8_t *name, size_t len, uint64_t id);
 OCT_MUST_CHECK int uid_suggest(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *prefix,
                                size_t prefix_len, size_t max, uid_name_fn cb, void *ctx,

@@ -29,6 +29,10 @@ typedef struct {
      * remote change, a lost watch): a lookup that read the store before a
      * bump must not leave what it read in the cache (uid__cache_fill). */
     atomic_uint_fast64_t inval_gen;
+    /* every name of the kind in byte order, for uid_suggest (uid_names.c);
+     * built on first use; the pointer and the snapshots' counts under names_mu */
+    struct uid_names *names;
+    pthread_mutex_t names_mu;
 } uid_kind_state_t;
 
 struct uid_registry {
@@ -85,5 +89,17 @@ int uid__watch_open(uid_registry_t *r, oct_errbuf_t *eb);
 void uid__watch_close(uid_registry_t *r);
 void uid__changed(uid_registry_t *r, codec_uid_kind_t kind, uint64_t id, oct_slice_t old_name,
                   oct_slice_t new_name, int drop_id);
+
+/* uid.c: calls cb for the kind's names starting with prefix, in byte
+ * order, at most max of them, read from the store's forward map. */
+int uid__scan_forward(uid_registry_t *r, uid_kind_state_t *s, const uint8_t *prefix, size_t plen,
+                      size_t max, uid_name_fn cb, void *ctx, oct_errbuf_t *eb);
+
+/* uid_names.c: uid_suggest from the kind's in-memory sorted name list
+ * (not for random metric UIDs, which have no counter to follow), and its
+ * release at close. */
+int uid__names_suggest(uid_registry_t *r, codec_uid_kind_t kind, const uint8_t *prefix, size_t plen,
+                       size_t max, uid_name_fn cb, void *ctx, oct_errbuf_t *eb);
+void uid__names_free(uid_kind_state_t *s);
 
 #endif

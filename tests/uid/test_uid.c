@@ -396,6 +396,89 @@ static void suggest_is_prefix_ordered_and_bounded(void **state)
     assert_int_equal(ns.n, 0); /* kinds are separate */
 }
 
+/* The names uid_suggest gives, space-separated, in order. */
+static const char *suggested(uid_registry_t *r, const char *prefix, size_t max)
+{
+    static char out[4096];
+    names_t ns = {0};
+    oct_errbuf_t eb;
+    if (uid_suggest(r, CODEC_UID_TAGV, S(prefix), max, names_cb, &ns, &eb))
+        fail_msg("suggest %s: %s", prefix, eb.msg);
+    out[0] = '\0';
+    for (int i = 0; i < ns.n; i++)
+        snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", ns.names[i]);
+    return out;
+}
+
+/* Suggest answers from a list in memory: it must see what this registry and
+ * another one on the same data set assign, rename and delete after the list
+ * was first built, and never a leaked reverse cell. */
+static void suggest_follows_assignments_renames_and_deletes(void **state)
+{
+    fx_t *fx = *state;
+    uid_options_t o;
+    uid_options_default(&o);
+    uid_registry_t *r2;
+    oct_errbuf_t eb;
+    assert_int_equal(uid_registry_open(fx->st, &o, &r2, &eb), 0);
+    must_create(fx->r, CODEC_UID_TAGV, "a1");
+    must_create(fx->r, CODEC_UID_TAGV, "a2");
+    assert_string_equal(suggested(r2, "a", 25), "a1 a2"); /* built */
+    assert_string_equal(suggested(fx->r, "a", 25), "a1 a2");
+    must_create(fx->r, CODEC_UID_TAGV, "a3");
+    must_create(fx->r, CODEC_UID_TAGV, "a0");
+    assert_string_equal(suggested(r2, "a", 25), "a0 a1 a2 a3");
+    assert_string_equal(suggested(r2, "a", 2), "a0 a1");
+    assert_string_equal(suggested(r2, "a2", 25), "a2");
+    assert_string_equal(suggested(r2, "b", 25), "");
+    must_create(r2, CODEC_UID_TAGV, "a4");
+    assert_string_equal(suggested(fx->r, "a", 25), "a0 a1 a2 a3 a4");
+    assert_int_equal(uid_rename(fx->r, CODEC_UID_TAGV, S("a1"), S("b1"), &eb), 0);
+    assert_string_equal(suggested(r2, "", 25), "a0 a2 a3 a4 b1");
+    assert_string_equal(suggested(fx->r, "", 25), "a0 a2 a3 a4 b1");
+    assert_int_equal(uid_delete(r2, CODEC_UID_TAGV, S("a2"), &eb), 0);
+    assert_string_equal(suggested(fx->r, "a", 25), "a0 a3 a4");
+    assert_string_equal(suggested(r2, "a", 25), "a0 a3 a4");
+    /* a reverse cell above the counter with no forward cell (OpenTSDB's
+     * leak), then the counter raised past it: not a name */
+    uint64_t c;
+    assert_int_equal(uid_counter(fx->r, CODEC_UID_TAGV, &c, &eb), 0);
+    uint8_t idb[3] = {0, 0, (uint8_t)(c + 1)}, cb[8] = {0, 0, 0, 0, 0, 0, 0, (uint8_t)(c + 1)};
+    raw_put(fx, "tagv", idb, 3, "name", "tagv", "a9", 2);
+    raw_put(fx, "tagv", "\0", 1, "id", "tagv", cb, 8);
+    must_create(fx->r, CODEC_UID_TAGV, "a5");
+    assert_string_equal(suggested(r2, "a", 25), "a0 a3 a4 a5");
+    assert_string_equal(suggested(fx->r, "a", 25), "a0 a3 a4 a5");
+    uid_registry_close(r2);
+}
+
+/* Many names at once (more than a list adds one by one: it is rebuilt)
+ * and a few more (added): every one, in byte order. */
+static void suggest_after_a_batch_of_new_names(void **state)
+{
+    fx_t *fx = *state;
+    enum { N = 6000 };
+    static char text[N + 3][8];
+    oct_slice_t names[N + 3];
+    uint64_t ids[N + 3];
+    oct_errbuf_t eb;
+    must_create(fx->r, CODEC_UID_TAGV, "n");
+    assert_string_equal(suggested(fx->r, "n", 25), "n");
+    for (size_t i = 0; i < N + 3; i++) {
+        /* in reverse: the UIDs' order is not the names' */
+        snprintf(text[i], sizeof text[i], "n%05zu", N + 2 - i);
+        names[i] = oct_slice_str(text[i]);
+    }
+    assert_int_equal(uid_resolve_batch_deferred(fx->r, CODEC_UID_TAGV, names, N, ids, &eb), 0);
+    assert_string_equal(suggested(fx->r, "n", 3), "n n00003 n00004");
+    assert_string_equal(suggested(fx->r, "n0599", 25),
+                        "n05990 n05991 n05992 n05993 n05994 n05995 n05996 n05997 n05998 n05999");
+    assert_string_equal(suggested(fx->r, "n0600", 25), "n06000 n06001 n06002");
+    assert_int_equal(uid_resolve_batch_deferred(fx->r, CODEC_UID_TAGV, names + N, 3, ids + N, &eb),
+                     0);
+    assert_string_equal(suggested(fx->r, "n", 5), "n n00000 n00001 n00002 n00003");
+}
+
 static void opentsdb_leaked_reverse_rows_are_skipped(void **state)
 {
     fx_t *fx = *state;
@@ -560,6 +643,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(meta_get_and_delete, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(suggest_is_prefix_ordered_and_bounded, fx_setup,
                                         fx_teardown),
+        cmocka_unit_test_setup_teardown(suggest_follows_assignments_renames_and_deletes, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(suggest_after_a_batch_of_new_names, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(opentsdb_leaked_reverse_rows_are_skipped, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(fsck_finds_and_fixes_each_damage, fx_setup, fx_teardown),
