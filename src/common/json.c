@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/dtoa.h"
+#include "common/itoa.h"
 #include "common/xmalloc.h"
 
 /* ---- arena -------------------------------------------------------------- */
@@ -744,13 +745,15 @@ void json_w_str(json_writer_t *w, const char *s)
 void json_w_int(json_writer_t *w, int64_t v)
 {
     jw_item(w);
-    oct_strbuf_printf(w->sb, "%" PRId64, v);
+    char buf[OCT_ITOA_MAX];
+    oct_strbuf_append(w->sb, buf, oct_i64toa(v, buf));
 }
 
 void json_w_uint(json_writer_t *w, uint64_t v)
 {
     jw_item(w);
-    oct_strbuf_printf(w->sb, "%" PRIu64, v);
+    char buf[OCT_ITOA_MAX];
+    oct_strbuf_append(w->sb, buf, oct_u64toa(v, buf));
 }
 
 void json_w_double(json_writer_t *w, double v)

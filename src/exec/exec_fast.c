@@ -164,14 +164,66 @@ static void dsb_fill_to(dsb_t *b, int64_t s)
     }
 }
 
-static void dsb_emit(dsb_t *b, int64_t s, const uint64_t *v, const uint8_t *isf, int types,
-                     size_t n)
+/* The next output slot, for the bucket starting at s: the empty buckets
+ * before it first when the fill policy asks for them. */
+static query_dp_t *dsb_next(dsb_t *b, int64_t s)
 {
     if (b->ds->fill != QUERY_FILL_NONE) {
         dsb_fill_to(b, s);
         b->next_fill = s + b->iv;
     }
-    dsf_bucket(b->fn, v, isf, types, n, s, dsb_slot(b));
+    return dsb_slot(b);
+}
+
+static void dsb_emit(dsb_t *b, int64_t s, const uint64_t *v, const uint8_t *isf, int types,
+                     size_t n)
+{
+    dsf_bucket(b->fn, v, isf, types, n, s, dsb_next(b, s));
+}
+
+/* Doubles only (types 1): the points of d[i..) before e folded as
+ * dsf_bucket folds them (NaN skipped, in order: the same bits), in the pass
+ * that finds where the bucket ends, so a point is touched once. Returns that
+ * end; the value goes to *out. fn is a constant in each caller's copy. */
+static inline __attribute__((always_inline)) size_t
+fold_dbl(int fn, const int64_t *ts, const double *d, size_t i, size_t n, int64_t e, double *out)
+{
+    double r = 0.0;
+    size_t m = 0;
+    for (; i < n && ts[i] < e; i++) {
+        double x = d[i];
+        if (isnan(x)) continue;
+        if (fn == QUERY_AGG_SUM || fn == QUERY_AGG_AVG)
+            r += x;
+        else if (fn == QUERY_AGG_MIN ? (!m || x < r) : fn == QUERY_AGG_MAX ? (!m || x > r) : 0)
+            r = x;
+        m++;
+    }
+    if (fn == QUERY_AGG_COUNT)
+        r = (double)m;
+    else if (!m)
+        r = NAN;
+    else if (fn == QUERY_AGG_AVG)
+        r /= (double)m;
+    *out = r;
+    return i;
+}
+
+static size_t fold_any(int fn, const int64_t *ts, const double *d, size_t i, size_t n, int64_t e,
+                       double *out)
+{
+    switch (fn) {
+    case QUERY_AGG_SUM:
+        return fold_dbl(QUERY_AGG_SUM, ts, d, i, n, e, out);
+    case QUERY_AGG_AVG:
+        return fold_dbl(QUERY_AGG_AVG, ts, d, i, n, e, out);
+    case QUERY_AGG_MIN:
+        return fold_dbl(QUERY_AGG_MIN, ts, d, i, n, e, out);
+    case QUERY_AGG_MAX:
+        return fold_dbl(QUERY_AGG_MAX, ts, d, i, n, e, out);
+    default:
+        return fold_dbl(QUERY_AGG_COUNT, ts, d, i, n, e, out);
+    }
 }
 
 static void dsb_carry(dsb_t *b, const uint64_t *v, const uint8_t *isf, int types, size_t n)
@@ -217,14 +269,24 @@ int exec__dsb_run(void *ctx, const int64_t *ts, const uint64_t *v, const uint8_t
         e = s + iv;
         have = 1;
         size_t j = i + 1;
-        while (j < n && ts[j] < e)
-            j++;
-        if (j == n) {
+        double r = 0.0;
+        if (types == 1)
+            j = fold_any(b->fn, ts, (const double *)(const void *)v, i, n, e, &r);
+        else
+            while (j < n && ts[j] < e)
+                j++;
+        if (j == n) { /* the bucket may go on in the next block */
             b->carry_s = s;
             dsb_carry(b, v + i, isf ? isf + i : NULL, types, n - i);
             break;
         }
-        dsb_emit(b, s, v + i, isf ? isf + i : NULL, types, j - i);
+        if (types == 1) {
+            query_dp_t *o = dsb_next(b, s);
+            *o = (query_dp_t){.ts_ms = s};
+            o->v.f = r;
+        } else {
+            dsb_emit(b, s, v + i, isf ? isf + i : NULL, types, j - i);
+        }
         i = j;
     }
     return 0;

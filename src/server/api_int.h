@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "codec/uid_bytes.h"
+#include "common/dtoa.h"
 #include "common/json.h"
 #include "query/query.h"
 #include "server/http.h"
@@ -114,6 +115,10 @@ void api_query_gexp(api_call_t *c);
  * integral values (so clients can tell doubles from integers), NaN and
  * infinities as json_w_double writes them (api_query.c). */
 void api_w_double(json_writer_t *w, double v);
+/* The same text into buf (>= API_DOUBLE_BUF bytes, NUL-terminated); returns
+ * its length. */
+#define API_DOUBLE_BUF (OCT_DTOA_BUF + 2)
+size_t api_fmt_double(double v, char *buf);
 /* Writes the members tags_key: {"k":"v",...} (tagk/tagv[0..n)) and
  * agg_key: ["k",...] (agg[0..n_agg)) of a result series (api_query.c). */
 void api_w_tags(json_writer_t *w, const char *tags_key, size_t n, const char *const *tagk,

@@ -37,6 +37,7 @@
 
 #include "common/clock.h"
 #include "common/dtoa.h"
+#include "common/itoa.h"
 #include "common/xmalloc.h"
 #include "query/query.h"
 #include "server/api_int.h"
@@ -262,20 +263,27 @@ static void write_sub(json_writer_t *w, const query_sub_t *s)
     json_w_obj_end(w);
 }
 
-void api_w_double(json_writer_t *w, double v)
+size_t api_fmt_double(double v, char *buf)
 {
-    if (!isfinite(v)) {
-        json_w_double(w, v);
-        return;
+    if (!isfinite(v)) { /* json_w_double's quoted forms */
+        const char *s = isnan(v) ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+        size_t n = strlen(s);
+        memcpy(buf, s, n + 1);
+        return n;
     }
-    char buf[OCT_DTOA_BUF + 2];
     size_t n = oct_dtoa(v, buf);
-    if (!strpbrk(buf, ".e")) {
+    if (!memchr(buf, '.', n) && !memchr(buf, 'e', n)) {
         buf[n++] = '.';
         buf[n++] = '0';
         buf[n] = '\0';
     }
-    json_w_raw(w, buf, n);
+    return n;
+}
+
+void api_w_double(json_writer_t *w, double v)
+{
+    char buf[API_DOUBLE_BUF];
+    json_w_raw(w, buf, api_fmt_double(v, buf));
 }
 
 void api_w_tags(json_writer_t *w, const char *tags_key, size_t n, const char *const *tagk,
@@ -293,6 +301,41 @@ void api_w_tags(json_writer_t *w, const char *tags_key, size_t n, const char *co
     for (size_t i = 0; i < n_agg; i++)
         json_w_str(w, agg[i]);
     json_w_arr_end(w);
+}
+
+/* A result's dps, an object of "ts":value or (arrays) an array of
+ * [ts,value], written in runs of up to 8 KB straight into the body: the keys
+ * are decimal timestamps and the values numbers, which never need escaping,
+ * so a point costs two conversions and a share of one copy (a 1,000-group
+ * answer holds ~166,000 points). The same text as the json_w_* calls. */
+static void write_dps(json_writer_t *w, const exec_result_t *r, int ms, int nullfill, int arrays)
+{
+    char buf[8192];
+    size_t n = 0;
+    json_w_raw(w, arrays ? "[" : "{", 1); /* one value to the writer's commas */
+    for (size_t i = 0; i < r->n_dps; i++) {
+        if (n > sizeof buf - 2 * OCT_ITOA_MAX - API_DOUBLE_BUF - 8) {
+            oct_strbuf_append(w->sb, buf, n);
+            n = 0;
+        }
+        const query_dp_t *d = &r->dps[i];
+        if (i) buf[n++] = ',';
+        buf[n++] = arrays ? '[' : '"';
+        n += oct_i64toa(ms ? d->ts_ms : d->ts_ms / 1000, buf + n);
+        if (!arrays) buf[n++] = '"';
+        buf[n++] = arrays ? ',' : ':';
+        if (d->is_int) {
+            n += oct_i64toa(d->v.i, buf + n);
+        } else if (d->is_null || (nullfill && isnan(d->v.f))) {
+            memcpy(buf + n, "null", 4);
+            n += 4;
+        } else {
+            n += api_fmt_double(d->v.f, buf + n);
+        }
+        if (arrays) buf[n++] = ']';
+    }
+    buf[n++] = arrays ? ']' : '}';
+    oct_strbuf_append(w->sb, buf, n);
 }
 
 static int write_result(void *ctx, const exec_result_t *r)
@@ -333,39 +376,8 @@ static int write_result(void *ctx, const exec_result_t *r)
         }
     }
     json_w_key(w, "dps");
-    int nullfill = r->sub->has_downsample && r->sub->ds.fill == QUERY_FILL_NULL;
-    char key[24];
-    if (q->arrays) {
-        json_w_arr_begin(w);
-        for (size_t i = 0; i < r->n_dps; i++) {
-            const query_dp_t *d = &r->dps[i];
-            json_w_arr_begin(w);
-            json_w_int(w, q->ms_resolution ? d->ts_ms : d->ts_ms / 1000);
-            if (d->is_int)
-                json_w_int(w, d->v.i);
-            else if (d->is_null || (nullfill && isnan(d->v.f)))
-                json_w_null(w);
-            else
-                api_w_double(w, d->v.f);
-            json_w_arr_end(w);
-        }
-        json_w_arr_end(w);
-    } else {
-        json_w_obj_begin(w);
-        for (size_t i = 0; i < r->n_dps; i++) {
-            const query_dp_t *d = &r->dps[i];
-            int kl = snprintf(key, sizeof key, "%lld",
-                              (long long)(q->ms_resolution ? d->ts_ms : d->ts_ms / 1000));
-            json_w_keyn(w, key, (size_t)kl);
-            if (d->is_int)
-                json_w_int(w, d->v.i);
-            else if (d->is_null || (nullfill && isnan(d->v.f)))
-                json_w_null(w);
-            else
-                api_w_double(w, d->v.f);
-        }
-        json_w_obj_end(w);
-    }
+    write_dps(w, r, q->ms_resolution, r->sub->has_downsample && r->sub->ds.fill == QUERY_FILL_NULL,
+              q->arrays);
     if (q->show_stats) {
         json_w_key(w, "stats");
         json_w_obj_begin(w);

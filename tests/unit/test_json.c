@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/itoa.h"
 #include "common/json.h"
 
 static json_value_t *parse_ok(json_arena_t *a, const char *s, unsigned flags)
@@ -379,6 +380,53 @@ static void json_writer_output(void **state)
     json_arena_free(&a);
 }
 
+/* The integer writer (common/itoa.h) against printf, the text it replaces:
+ * every digit count, the ends of both ranges, and a pseudo-random spread. */
+static void json_integers_as_printf(void **state)
+{
+    (void)state;
+    int64_t vals[200];
+    size_t nv = 0;
+    vals[nv++] = INT64_MIN;
+    vals[nv++] = INT64_MAX;
+    vals[nv++] = INT64_MIN + 1;
+    int64_t p10 = 1;
+    for (int d = 0; d < 19; d++, p10 *= 10) {
+        vals[nv++] = p10;
+        vals[nv++] = p10 - 1;
+        vals[nv++] = -p10;
+        vals[nv++] = -(p10 - 1);
+        vals[nv++] = p10 + 1;
+    }
+    uint64_t x = 88172645463325252ull; /* xorshift64 */
+    while (nv < sizeof vals / sizeof *vals) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        vals[nv++] = (int64_t)(x >> (x % 64));
+    }
+    for (size_t i = 0; i < nv; i++) {
+        char want[32], got[OCT_ITOA_MAX + 1];
+        snprintf(want, sizeof want, "%lld", (long long)vals[i]);
+        size_t n = oct_i64toa(vals[i], got);
+        got[n] = '\0';
+        assert_string_equal(got, want);
+        oct_strbuf_t sb = OCT_STRBUF_INIT;
+        json_writer_t w;
+        json_w_init(&w, &sb);
+        json_w_arr_begin(&w);
+        json_w_int(&w, vals[i]);
+        json_w_uint(&w, (uint64_t)vals[i]);
+        json_w_arr_end(&w);
+        char want2[64];
+        snprintf(want2, sizeof want2, "[%lld,%llu]", (long long)vals[i],
+                 (unsigned long long)vals[i]);
+        assert_string_equal(oct_strbuf_cstr(&sb), want2);
+        oct_strbuf_free(&sb);
+    }
+    char big[OCT_ITOA_MAX];
+    assert_int_equal(oct_u64toa(UINT64_MAX, big), 20);
+    assert_memory_equal(big, "18446744073709551615", 20);
+}
+
 static void json_arena_reuse(void **state)
 {
     (void)state;
@@ -411,6 +459,7 @@ int main(void)
         cmocka_unit_test(json_garbage_never_crashes),
         cmocka_unit_test(json_stream_array),
         cmocka_unit_test(json_writer_output),
+        cmocka_unit_test(json_integers_as_printf),
         cmocka_unit_test(json_arena_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
