@@ -22,11 +22,25 @@ typedef struct {
     uint32_t n, cap;
 } tw_post_t;
 
+/* The slot each key of the last series added went to, by position in its
+ * key list (metric, then tagk and tagk=tagv of each tag): series come in
+ * TSUID order at open, so most keys of one are the previous one's, and a
+ * hit skips a hash and a probe. Valid while gen is the table's. */
+#define TW_INDEX_MEMO 33
+typedef struct {
+    uint64_t m, k, v;
+    size_t slot;
+    uint64_t gen;
+} tw_memo_t;
+
 struct tw_index {
     pthread_rwlock_t lock;
     tsdb_writer_t *w; /* whose series list the ids index */
     tw_post_t *t;
     size_t mask, n;
+    uint64_t
+        gen; /* bumped when the table moves (grows); a change that drops a key must bump it too */
+    tw_memo_t memo[TW_INDEX_MEMO];
 };
 
 tw_index_t *tw_index_new(tsdb_writer_t *w)
@@ -36,6 +50,7 @@ tw_index_t *tw_index_new(tsdb_writer_t *w)
     pthread_rwlock_init(&ix->lock, NULL);
     ix->mask = 255;
     ix->t = xcalloc(ix->mask + 1, sizeof *ix->t);
+    ix->gen = 1; /* memo entries start at gen 0: invalid */
     return ix;
 }
 
@@ -81,6 +96,7 @@ static tw_post_t *get_or_add(tw_index_t *ix, uint64_t m, uint64_t k, uint64_t v)
             ix->t[j] = old[i];
         }
         free(old);
+        ix->gen++;
     }
     size_t j = slot_of(ix, m, k, v);
     while (ix->t[j].cap)
@@ -107,14 +123,29 @@ static void post_add(tw_post_t *p, const tw_series_t *s)
     p->s[p->n++] = s->id;
 }
 
+/* The list of key (m, k, v), the key at position pos of a series' list. */
+static tw_post_t *get_memo(tw_index_t *ix, size_t pos, uint64_t m, uint64_t k, uint64_t v)
+{
+    tw_memo_t *mo = pos < TW_INDEX_MEMO ? &ix->memo[pos] : NULL;
+    if (mo && mo->gen == ix->gen && mo->m == m && mo->k == k && mo->v == v) return &ix->t[mo->slot];
+    tw_post_t *p = get_or_add(ix, m, k, v);
+    if (mo) *mo = (tw_memo_t){m, k, v, (size_t)(p - ix->t), ix->gen};
+    return p;
+}
+
 void tw_index_add(tw_index_t *ix, tw_series_t *s)
 {
+    /* the tags from the TSUID: a series keeps no other copy once registered */
+    const tsdb_writer_t *w = ix->w;
+    unsigned kw = w->uid_w[CODEC_UID_TAGK], vw = w->uid_w[CODEC_UID_TAGV];
+    const uint8_t *t = s->tsuid + w->uid_w[CODEC_UID_METRIC];
     pthread_rwlock_wrlock(&ix->lock);
-    post_add(get_or_add(ix, s->metric, 0, 0), s);
-    for (size_t i = 0; i < s->n_tags; i++) {
+    post_add(get_memo(ix, 0, s->metric, 0, 0), s);
+    for (size_t i = 0; i < s->n_tags; i++, t += kw + vw) {
+        uint64_t k = oct_get_be_n(t, kw), v = oct_get_be_n(t + kw, vw);
         /* a tagk appears once per series (normalised), so no double entries */
-        post_add(get_or_add(ix, s->metric, s->tags[i].tagk, 0), s);
-        post_add(get_or_add(ix, s->metric, s->tags[i].tagk, s->tags[i].tagv), s);
+        post_add(get_memo(ix, 1 + 2 * i, s->metric, k, 0), s);
+        post_add(get_memo(ix, 2 + 2 * i, s->metric, k, v), s);
     }
     pthread_rwlock_unlock(&ix->lock);
 }

@@ -476,8 +476,33 @@ out:
     return rc;
 }
 
-/* A series known only by its TSUID (loaded at open, named by the WAL or by
- * the shared journal): registered without a text key. */
+/* A series for TSUID tsuid[0..len) (nt tags, checked), no text key: one
+ * allocation, nothing else (its index entries come from the TSUID). */
+static tw_series_t *series_alloc_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len,
+                                       size_t nt)
+{
+    tw_series_t *s = xcalloc(1, sizeof *s + len);
+    pthread_mutex_init(&s->mu, NULL);
+    s->metric = oct_get_be_n(tsuid, w->uid_w[CODEC_UID_METRIC]);
+    s->n_tags = (uint16_t)nt;
+    memcpy(s->tsuid, tsuid, len);
+    s->tsuid_len = (uint8_t)len;
+    s->tsuid_hash = tw_hash_bytes(tsuid, len, 0x452821E638D01377ull);
+    return s;
+}
+
+/* The number of tags of TSUID tsuid[0..len), or < 0 when it is not one of
+ * this layout. */
+static int series_tsuid_tags(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, oct_errbuf_t *eb)
+{
+    int nt = codec_tsuid_check(&w->rk, tsuid, len, eb);
+    if (nt < 0) return nt;
+    if (nt > 255 || len > TW_MAX_TSUID) return oct_err(eb, OCT_ECORRUPT, "TSUID too long");
+    return nt;
+}
+
+/* A series known only by its TSUID (named by the WAL or by the shared
+ * journal): registered without a text key. */
 int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int persist,
                          tw_series_t **out, oct_errbuf_t *eb)
 {
@@ -487,24 +512,14 @@ int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int
         return 0;
     }
     uint64_t names_gen = atomic_load(&w->names_gen);
-    int nt = codec_tsuid_check(&w->rk, tsuid, len, eb);
+    int nt = series_tsuid_tags(w, tsuid, len, eb);
     if (nt < 0) return nt;
-    if (nt > 255 || len > TW_MAX_TSUID) return oct_err(eb, OCT_ECORRUPT, "TSUID too long");
-    unsigned mw = w->uid_w[CODEC_UID_METRIC], kw = w->uid_w[CODEC_UID_TAGK],
-             vw = w->uid_w[CODEC_UID_TAGV];
-    uint64_t muid = oct_get_be_n(tsuid, mw);
-    codec_tag_uid_t *tags = xmalloc(((size_t)nt + 1) * sizeof *tags);
-    for (int i = 0; i < nt; i++) {
-        tags[i].tagk = oct_get_be_n(tsuid + mw + (size_t)i * (kw + vw), kw);
-        tags[i].tagv = oct_get_be_n(tsuid + mw + (size_t)i * (kw + vw) + kw, vw);
-    }
     /* No text key: the first put naming this series misses the text map,
      * resolves its names to this TSUID and links its text then
      * (tw_series_commit), as after a rename. Building a million text keys
      * from the UID names was most of a TSD's start-up (docs/architecture.md,
      * "Start-up"). */
-    s = series_alloc(w, oct_slice(NULL, 0), muid, tags, NULL, (size_t)nt);
-    free(tags);
+    s = series_alloc_tsuid(w, tsuid, len, (size_t)nt);
     int rc = 0;
     pthread_mutex_lock(&w->create_mu);
     tw_series_t *have = tw_map_find_tsuid(&w->by_tsuid, tsuid, len);
@@ -534,16 +549,24 @@ int tw_load_part(void *ctx, oct_slice_t part)
     if (rc) return rc;
     store_result_t row = STORE_RESULT_INIT;
     oct_slice_t q = oct_slice_str(TW_META_QUAL);
+    tsdb_writer_t *w = lc->w;
+    /* At open nothing else creates series: one lock for the partition, one
+     * probe of the TSUID map and one allocation per series (each of these
+     * was a cost of a million-series start-up, docs/architecture.md). */
+    pthread_mutex_lock(&w->create_mu);
     while ((rc = store_scan_next(sc, &row, lc->eb)) == 1) {
         for (size_t i = 0; i < row.n; i++) {
             if (!oct_slice_eq(row.cells[i].qualifier, q)) continue;
-            tw_series_t *s;
+            const uint8_t *tsuid = row.cells[i].row.ptr;
+            size_t len = row.cells[i].row.len;
             oct_errbuf_t e2;
+            int nt = series_tsuid_tags(w, tsuid, len, &e2);
             /* A row that is not a TSUID of this layout is not ours: skip. */
-            (void)tw_series_from_tsuid(lc->w, row.cells[i].row.ptr, row.cells[i].row.len, 0, &s,
-                                       &e2);
+            if (nt < 0 || tw_map_find_tsuid(&w->by_tsuid, tsuid, len)) continue;
+            series_register(w, series_alloc_tsuid(w, tsuid, len, (size_t)nt), 1);
         }
     }
+    pthread_mutex_unlock(&w->create_mu);
     store_result_free(&row);
     store_scan_close(sc);
     return rc < 0 ? rc : 0;
