@@ -34,6 +34,9 @@
 #define DAYS 2
 #define NSER 3
 #define MAXP (DAYS * 24 * 8)
+/* cells an auto rollup slot holds: sum, count, min, max and the sum of
+ * squares (docs/format/rollup.md) */
+#define AUTO_CELLS 5
 #define CONF                                                                                       \
     "{\"aggregationIds\":{\"sum\":0,\"count\":1,\"min\":2,\"max\":3},\"intervals\":["              \
     "{\"table\":\"tsdb\",\"preAggregationTable\":\"tsdb-preagg\",\"interval\":\"1m\","             \
@@ -103,9 +106,9 @@ static void model_delete(unsigned mask, long long lo, long long hi, long long *i
                 long long e = b + ivs[k] - 1;
                 if (e < lo || b > hi || !any_in(s, b, e)) continue;
                 if (b >= lo && e <= hi)
-                    *inside += 4;
+                    *inside += AUTO_CELLS;
                 else
-                    *cut += 4;
+                    *cut += AUTO_CELLS;
             }
         int k = 0;
         for (int i = 0; i < g_n[s]; i++)
