@@ -416,6 +416,119 @@ static int delete_meta(del_ctx_t *x)
     return rc;
 }
 
+/* ---- an interrupted delete (docs/format/layout.md, "Pending delete") -- */
+
+#define PENDING_PART "delete"
+#define PENDING_ROW  "pending"
+#define PENDING_FAM  "d"
+#define PENDING_QUAL "spec"
+
+static store_op_t pending_op(store_op_kind_t k, oct_slice_t val)
+{
+    return (store_op_t){
+        k,
+        oct_slice_str(PENDING_PART),
+        {oct_slice_str(PENDING_ROW), oct_slice_str(PENDING_FAM), oct_slice_str(PENDING_QUAL), val}};
+}
+
+/* Records the delete about to change the store, synced: a crash before it
+ * is done leaves the record, and the next open completes the delete
+ * (tsdb__delete_resume). */
+static int pending_put(tsdb_writer_t *w, const tsdb_delete_spec_t *sp, int64_t lo, int64_t hi,
+                       oct_errbuf_t *eb)
+{
+    size_t cap = 31 + 16 * sp->n_tags + 4;
+    for (size_t i = 0; i < sp->n_tsuids; i++)
+        cap += 1 + sp->tsuids[i].len;
+    uint8_t *v = xmalloc(cap), *p = v;
+    *p++ = 1; /* version */
+    *p++ = (uint8_t)(sp->whole_metric ? 1 : 0);
+    oct_put_be64(p, sp->metric);
+    oct_put_be64(p + 8, (uint64_t)lo);
+    oct_put_be64(p + 16, (uint64_t)hi);
+    p += 24;
+    oct_put_be16(p, (uint16_t)sp->n_tags);
+    p += 2;
+    for (size_t i = 0; i < 2 * sp->n_tags; i++, p += 8)
+        oct_put_be64(p, sp->tags[i]);
+    oct_put_be32(p, (uint32_t)sp->n_tsuids);
+    p += 4;
+    for (size_t i = 0; i < sp->n_tsuids; i++) {
+        *p++ = (uint8_t)sp->tsuids[i].len;
+        memcpy(p, sp->tsuids[i].ptr, sp->tsuids[i].len);
+        p += sp->tsuids[i].len;
+    }
+    store_op_t op = pending_op(STORE_OP_PUT, oct_slice(v, (size_t)(p - v)));
+    int rc = store_write(w->st, STORE_TABLE_SYS, &op, 1, 1, eb);
+    free(v);
+    return rc;
+}
+
+static int pending_del(tsdb_writer_t *w, oct_errbuf_t *eb)
+{
+    store_op_t op = pending_op(STORE_OP_DELETE_CELL, oct_slice(NULL, 0));
+    return store_write(w->st, STORE_TABLE_SYS, &op, 1, 0, eb);
+}
+
+/* The delete's part in the store (docs/delete.md, step 4, and the rollup
+ * and meta tables), for a delete whose log record is durable and whose head
+ * points are gone: inhead[0..ns) marks the series that had head points in
+ * the range (NULL: none). Caller holds the flush lock; del_gen is odd
+ * unless dry (this makes it even). *rows: data rows looked at. */
+static int store_part(tsdb_t *db, const tsdb_delete_spec_t *sp, int64_t lo, int64_t hi,
+                      const uint8_t *inhead, size_t ns, tsdb_delete_counts_t *out, uint64_t *rows,
+                      oct_errbuf_t *eb)
+{
+    tsdb_writer_t *w = tsdb__writer(db);
+    int all_time = lo <= 0 && hi >= TSDB_DELETE_ALL_TIME_END;
+    int rc = 0;
+    del_ctx_t x = {.db = db, .w = w, .sp = sp, .c = out, .eb = eb};
+    for (size_t i = 0; i < ns; i++)
+        if (inhead && inhead[i])
+            count_series(&x, tw_series_at(w, i)->tsuid, tw_series_at(w, i)->tsuid_len);
+    if (rc == 0) {
+        /* rows come partition by partition (hour by hour): count a series
+         * once by remembering which series had any */
+        tsdb_rows_spec_t rs = {.metric = sp->metric, .start_ms = lo, .end_ms = hi};
+        rc = tsdb_scan_rows(db, &rs, row_cb, &x, eb);
+    }
+    /* the notes of the range, with their index entries */
+    for (size_t i = 0; i < x.nann && rc == 0 && !sp->dry_run; i++) {
+        int r = tsdb_annotation_delete(db, x.anns[i].tsuid, x.anns[i].len, x.anns[i].start, eb);
+        if (r < 0) rc = r;
+    }
+    tsdb_delru_t *redo = NULL;
+    if (rc == 0 && sp->whole_metric)
+        rc = delete_rollups(&x);
+    else if (rc == 0)
+        rc = tsdb__delete_rollup_cells(db, sp, lo, hi, out, &redo, eb);
+    if (rc == 0 && all_time) rc = delete_meta(&x);
+    if (rc == 0 && !sp->dry_run) rc = store_sync(w->st, eb);
+    if (!sp->dry_run) {
+        for (size_t i = 0; i < ns; i++) {
+            tw_series_t *s = tw_series_at(w, i);
+            if (s->tsuid_len && tsdb__delete_selected(w, sp, s->tsuid, s->tsuid_len))
+                (void)head_purge(w, s, lo, hi, 1, 1);
+        }
+        atomic_fetch_add(&w->del_gen, 1);
+    }
+    /* the cut rollup intervals, from the raw points left: reads of the
+     * metric no longer wait (del_gen even); no flush writes rollups meanwhile */
+    int had_redo = redo != NULL;
+    int r2 = tsdb__delete_rollup_redo(db, redo, eb);
+    if (rc == 0) rc = r2;
+    if (rc == 0 && had_redo) rc = store_sync(w->st, eb);
+    *rows = x.rows_seen;
+    free(x.v);
+    free(x.keep);
+    free(x.ops);
+    free(x.val);
+    free(x.last_tsuid);
+    free(x.anns);
+    free(x.seen);
+    return rc;
+}
+
 int tsdb_delete_resolve(tsdb_t *db, oct_slice_t metric, const oct_slice_t *tags, size_t n_tags,
                         uint64_t *tag_uids, tsdb_delete_spec_t *sp, oct_errbuf_t *eb)
 {
@@ -531,42 +644,19 @@ int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *
         }
     }
 
-    del_ctx_t x = {.db = db, .w = w, .sp = sp, .c = out, .eb = eb};
-    for (size_t i = 0; i < ns; i++)
-        if (inhead[i]) count_series(&x, tw_series_at(w, i)->tsuid, tw_series_at(w, i)->tsuid_len);
-    if (rc == 0) {
-        /* rows come partition by partition (hour by hour): count a series
-         * once by remembering which series had any */
-        tsdb_rows_spec_t rs = {.metric = sp->metric, .start_ms = lo, .end_ms = hi};
-        rc = tsdb_scan_rows(db, &rs, row_cb, &x, eb);
-    }
-    /* the notes of the range, with their index entries */
-    for (size_t i = 0; i < x.nann && rc == 0 && !sp->dry_run; i++) {
-        int r = tsdb_annotation_delete(db, x.anns[i].tsuid, x.anns[i].len, x.anns[i].start, eb);
-        if (r < 0) rc = r;
-    }
-    tsdb_delru_t *redo = NULL;
-    if (rc == 0 && sp->whole_metric)
-        rc = delete_rollups(&x);
-    else if (rc == 0)
-        rc = tsdb__delete_rollup_cells(db, sp, lo, hi, out, &redo, eb);
-    if (rc == 0 && all_time) rc = delete_meta(&x);
-    if (rc == 0 && !sp->dry_run) rc = store_flush(w->st, eb);
+    if (rc == 0 && !sp->dry_run) rc = pending_put(w, sp, lo, hi, eb);
+    uint64_t rows = 0;
+    if (rc == 0)
+        rc = store_part(db, sp, lo, hi, inhead, ns, out, &rows, eb);
+    else if (!sp->dry_run)
+        atomic_fetch_add(&w->del_gen, 1); /* even again: readers go on */
     if (!sp->dry_run) {
-        for (size_t i = 0; i < ns; i++) {
-            tw_series_t *s = tw_series_at(w, i);
-            if (s->tsuid_len && tsdb__delete_selected(w, sp, s->tsuid, s->tsuid_len))
-                (void)head_purge(w, s, lo, hi, 1, 1);
-        }
-        atomic_fetch_add(&w->del_gen, 1);
+        /* even on an error: the caller hears of it and may run it again */
+        int r = pending_del(w, eb);
+        if (rc == 0) rc = r;
     }
-    /* the cut rollup intervals, from the raw points left: reads of the
-     * metric no longer wait (del_gen even); no flush writes rollups meanwhile */
-    int r2 = tsdb__delete_rollup_redo(db, redo, eb);
-    if (rc == 0) rc = r2;
-    if (rc == 0 && redo && !sp->dry_run) rc = store_flush(w->st, eb);
     pthread_mutex_unlock(&w->flush_mu);
-    if (sp->progress) sp->progress(sp->progress_ctx, x.rows_seen);
+    if (sp->progress) sp->progress(sp->progress_ctx, rows);
     if (rc == 0 && sp->delete_uid && !sp->dry_run) {
         /* after the data: a failure leaves the name, which a retry deletes */
         uint8_t name[1024];
@@ -576,12 +666,73 @@ int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *sp, tsdb_delete_counts_t *
         out->uid_deleted = rc == 0;
     }
     free(inhead);
-    free(x.v);
-    free(x.keep);
-    free(x.ops);
-    free(x.val);
-    free(x.last_tsuid);
-    free(x.anns);
-    free(x.seen);
+    return rc;
+}
+
+int tsdb__delete_resume(tsdb_t *db, oct_errbuf_t *eb)
+{
+    tsdb_writer_t *w = tsdb__writer(db);
+    if (!w || !w->wal || w->shared) return 0;
+    store_result_t r = STORE_RESULT_INIT;
+    int rc = store_get(w->st, STORE_TABLE_SYS, oct_slice_str(PENDING_PART),
+                       oct_slice_str(PENDING_ROW), oct_slice_str(PENDING_FAM), &r, eb);
+    if (rc < 0 || r.n == 0) {
+        store_result_free(&r);
+        return rc < 0 ? rc : 0;
+    }
+    const uint8_t *v = r.cells[0].value.ptr, *end = v + r.cells[0].value.len;
+    tsdb_delete_spec_t sp = {0};
+    uint64_t *tags = NULL;
+    oct_slice_t *tsuids = NULL;
+    int bad = end - v < 32 || v[0] != 1;
+    if (!bad) {
+        sp.whole_metric = v[1] & 1;
+        sp.metric = oct_get_be64(v + 2);
+        sp.start_ms = (int64_t)oct_get_be64(v + 10);
+        sp.end_ms = (int64_t)oct_get_be64(v + 18);
+        sp.n_tags = oct_get_be16(v + 26);
+        v += 28;
+        bad = (size_t)(end - v) < 16 * sp.n_tags + 4;
+    }
+    if (!bad) {
+        tags = xmalloc((2 * sp.n_tags + 1) * sizeof *tags);
+        for (size_t i = 0; i < 2 * sp.n_tags; i++, v += 8)
+            tags[i] = oct_get_be64(v);
+        sp.tags = tags;
+        sp.n_tsuids = oct_get_be32(v);
+        v += 4;
+        bad = (size_t)(end - v) < sp.n_tsuids;
+    }
+    if (!bad) {
+        tsuids = xmalloc((sp.n_tsuids + 1) * sizeof *tsuids);
+        for (size_t i = 0; i < sp.n_tsuids && !bad; i++) {
+            bad = v >= end || (size_t)(end - v - 1) < v[0];
+            if (!bad) tsuids[i] = oct_slice(v + 1, v[0]);
+            if (!bad) v += 1 + v[0];
+        }
+        sp.tsuids = tsuids;
+    }
+    if (bad) {
+        rc = oct_err(eb, OCT_ECORRUPT, "the record of an interrupted delete is corrupt");
+    } else {
+        /* the log's DELETE record emptied the head on replay; the store
+         * part is idempotent: run it again, then forget the record */
+        tsdb_delete_counts_t c = {0};
+        uint64_t rows;
+        pthread_mutex_lock(&w->flush_mu);
+        atomic_store(&w->del_metric, sp.metric);
+        atomic_fetch_add(&w->del_gen, 1);
+        rc = store_part(db, &sp, sp.start_ms, sp.end_ms, NULL, 0, &c, &rows, eb);
+        if (rc == 0) rc = pending_del(w, eb);
+        pthread_mutex_unlock(&w->flush_mu);
+        if (rc) {
+            char m[sizeof eb->msg];
+            memcpy(m, eb->msg, sizeof m);
+            oct_err(eb, rc, "completing an interrupted delete: %s", m);
+        }
+    }
+    free(tags);
+    free(tsuids);
+    store_result_free(&r);
     return rc;
 }

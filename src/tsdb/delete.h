@@ -75,7 +75,10 @@ OCT_MUST_CHECK int tsdb_delete_resolve(tsdb_t *db, oct_slice_t metric, const oct
 /* Deletes what spec names (docs/delete.md), synced before it returns. On a
  * database opened read-only: OCT_EINVAL; on a store several TSDs share:
  * OCT_EINVAL too. An error after the log record was written leaves the delete
- * partly done (the head and some rows): running it again completes it.
+ * partly done (the head and some rows): running it again completes it; a
+ * crash there is completed by the next open (docs/delete.md, step 5). Rollup
+ * and pre-aggregate cells follow docs/delete.md "Rollups"; a delete of all
+ * time forgets its series (docs/delete.md "Lookups").
  * delete_uid needs whole_metric (else OCT_EINVAL); the name is deleted
  * after the data, so a failure there leaves the data deleted and the name. */
 OCT_MUST_CHECK int tsdb_delete(tsdb_t *db, const tsdb_delete_spec_t *spec,

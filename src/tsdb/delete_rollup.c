@@ -224,6 +224,29 @@ int tsdb__delete_rollup_cells(tsdb_t *db, const tsdb_delete_spec_t *sp, int64_t 
     int rc = 0;
     for (size_t i = 0; i < nt && rc == 0; i++)
         rc = table_cells(&x, &t[i]);
+    /* The hours the range cuts at its ends, whatever cells are stored now:
+     * a run the crash interrupted may have deleted the cut cells already,
+     * and its rerun (tsdb__delete_resume) must still recompute them. */
+    int any_auto = 0;
+    for (size_t i = 0; i < nt; i++)
+        any_auto |= t[i].auto_made;
+    int64_t ends[2] = {lo_ms, hi_ms};
+    int cut_end[2] = {lo_ms > 0 && lo_ms % (HOUR_S * 1000) != 0,
+                      hi_ms < TSDB_DELETE_ALL_TIME_END && (hi_ms + 1) % (HOUR_S * 1000) != 0};
+    size_t ns = atomic_load_explicit(&x.w->n_series, memory_order_acquire);
+    int in_time[2] = {lo_ms > 0, hi_ms < TSDB_DELETE_ALL_TIME_END};
+    for (int e = 0; e < 2 && rc == 0 && x.redo && any_auto; e++) {
+        if (!in_time[e] || ends[e] < x.raw_cut) continue;
+        int64_t hour = codec_rowkey_base_time(ends[e] / 1000);
+        for (size_t i = 0; i < ns; i++) {
+            tw_series_t *s = tw_series_at(x.w, i);
+            if (!s->tsuid_len || !tsdb__delete_selected(x.w, sp, s->tsuid, s->tsuid_len)) continue;
+            if (cut_end[e]) /* its long periods follow (redo) */
+                redo_add(&x.redo->h, &x.redo->nh, &x.redo->caph, s->tsuid, s->tsuid_len, hour);
+            else /* a long period the range may cut on an hour boundary */
+                redo_add(&x.redo->p, &x.redo->np, &x.redo->capp, s->tsuid, s->tsuid_len, hour);
+        }
+    }
     free(x.ops);
     free(t);
     *redo = x.redo;

@@ -51,4 +51,10 @@ OCT_MUST_CHECK int tsdb__delete_rollup_redo(tsdb_t *db, tsdb_delru_t *redo, oct_
 OCT_MUST_CHECK long tw_series_forget(tsdb_writer_t *w, const tsdb_delete_spec_t *sp,
                                      const uint8_t *key, size_t len, oct_errbuf_t *eb);
 
+/* Completes a delete a crash interrupted after its log record was durable
+ * (its record in octsdb-sys, docs/format/layout.md "Pending delete"), at
+ * open, once the log is replayed. Returns 0 (also when there is none) or
+ * the error that stopped it (the record stays for the next open). */
+OCT_MUST_CHECK int tsdb__delete_resume(tsdb_t *db, oct_errbuf_t *eb);
+
 #endif

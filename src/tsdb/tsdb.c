@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/xmalloc.h"
+#include "tsdb/delete_rollup.h"
 #include "tsdb/histogram.h"
 #include "tsdb/tsdb_int.h"
 #include "tsdb/rollup.h"
@@ -182,6 +183,8 @@ int tsdb_open(const oct_config_t *cfg, unsigned flags, tsdb_t **out, oct_errbuf_
     if (rc) goto fail;
     if (!(flags & TSDB_OPEN_READONLY) || (flags & TSDB_OPEN_INDEX)) {
         rc = tsdb__writer_open(db, cfg, &db->writer, eb);
+        if (rc) goto fail;
+        if (!(flags & TSDB_OPEN_READONLY)) rc = tsdb__delete_resume(db, eb);
         if (rc) goto fail;
     }
     *out = db;

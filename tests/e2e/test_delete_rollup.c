@@ -5,6 +5,8 @@
  *     rollupUsage of 1h sum/count/min/max/avg and 1d avg equals a model of
  *     the points left; the answer's cell counts equal the model's; then a
  *     restart, a compaction, and a kill -9 right after a delete's answer;
+ *   - kill_mid_delete: kill -9 at random moments of a delete: after the
+ *     restart it is done wholly or not at all, rollups agreeing;
  *   - client_rollups_cut: rollups and pre-aggregates written by a client,
  *     cut by a range: dropped whole and counted, the others untouched;
  *   - series_leaves_lookup: a series delete takes the series out of
@@ -28,6 +30,7 @@
 #include "testutil.h"
 #include "api_client.h"
 #include "rollup_model.h"
+#include "common/json.h"
 #include "common/strbuf.h"
 
 #define T0   1356998400LL /* 2013-01-01 00:00 UTC */
@@ -223,6 +226,90 @@ static void auto_rollups_cut(void **state)
     tu_tsd_destroy(&t);
 }
 
+/* 1 if the raw 1h counts of series s equal the model's (no failure). */
+static int raw_counts_are(tu_tsd_t *t, int s)
+{
+    char target[512];
+    snprintf(target, sizeof target,
+             "/api/query?start=%lld&end=%lld&m=sum:1h-count:rollup_raw:x.d%%7Bs=%d%%7D", T0,
+             T0 + 86400LL * DAYS - 1, s);
+    char *r = ac_req_ok(t, "GET", target, NULL, 200);
+    json_arena_t a = JSON_ARENA_INIT;
+    json_value_t *jv;
+    oct_errbuf_t eb;
+    int ok = !json_parse(&a, r, strlen(r), 0, &jv, &eb) && jv->type == JSON_ARRAY && jv->n == 1;
+    const json_value_t *dps = ok ? json_obj_get(jv->child, "dps") : NULL;
+    long long b = T0;
+    for (const json_value_t *d = dps ? dps->child : NULL; ok && d; d = d->next, b += 3600) {
+        double want, got;
+        while (b < T0 + 86400LL * DAYS && !rm_bucket(g_p[s], g_n[s], b, 3600, "count", &want))
+            b += 3600;
+        ok = b < T0 + 86400LL * DAYS && strtoll(d->key, NULL, 10) == b &&
+             !json_number_double(d, &got) && got == want;
+    }
+    double dummy;
+    for (; ok && b < T0 + 86400LL * DAYS; b += 3600)
+        ok = !rm_bucket(g_p[s], g_n[s], b, 3600, "count", &dummy);
+    json_arena_free(&a);
+    free(r);
+    return ok && dps;
+}
+
+/* kill -9 at a random moment of a delete: after the restart the delete
+ * happened wholly (its log record was durable: the open completes it) or
+ * not at all, and the rollups agree with the raw data either way. */
+static void kill_mid_delete(void **state)
+{
+    (void)state;
+    tu_tsd_t t;
+    memset(&t, 0, sizeof t);
+    memset(g_n, 0, sizeof g_n);
+    unsigned seed = 99;
+    assert_int_equal(tu_tsd_start(&t, g_auto), 0);
+    for (int s = 0; s < NSER; s++) {
+        char *body = gen(&seed, s);
+        free(ac_req_ok(&t, "POST", "/api/put", body, 204));
+        free(body);
+    }
+    assert_int_equal(tu_tsd_stop(&t), 0);
+    assert_int_equal(tu_tsd_start(&t, g_auto), 0);
+    static rm_pt_t before[NSER][MAXP];
+    static int nbefore[NSER];
+    int seen[2] = {0, 0};
+    for (int round = 0; round < 4; round++) {
+        memcpy(before, g_p, sizeof g_p);
+        memcpy(nbefore, g_n, sizeof g_n);
+        long long lo = T0 + 3600LL * (1 + 11 * round) + 77, hi = lo + 3600LL * 9 + 555, in, cut;
+        model_delete(7u, lo, hi, &in, &cut);
+        char body[256], req[512];
+        int bl =
+            snprintf(body, sizeof body, "{\"metric\":\"x.d\",\"start\":%lld,\"end\":%lld}", lo, hi);
+        int rl = snprintf(req, sizeof req,
+                          "POST /api/delete HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s",
+                          bl, body);
+        int fd = tu_connect(t.port);
+        assert_true(fd >= 0);
+        assert_int_equal(tu_send_all(fd, req, (size_t)rl), 0);
+        usleep((useconds_t)(round * 4000 + rand_r(&seed) % 4000));
+        tu_tsd_kill(&t);
+        close(fd);
+        assert_int_equal(tu_tsd_start(&t, g_auto), 0);
+        int after = raw_counts_are(&t, 0);
+        if (!after) { /* not done at all: the model goes back */
+            memcpy(g_p, before, sizeof g_p);
+            memcpy(g_n, nbefore, sizeof g_n);
+        }
+        for (int s = 0; s < NSER; s++)
+            if (!raw_counts_are(&t, s))
+                fail_msg("round %d, series %d: neither before nor after the delete", round, s);
+        seen[after]++;
+        check_all(&t,
+                  after ? "kill -9 during a delete (done)" : "kill -9 during a delete (not done)");
+    }
+    print_message("kill -9 during a delete: %d rounds done, %d not\n", seen[1], seen[0]);
+    tu_tsd_destroy(&t);
+}
+
 static void rollup_put(tu_tsd_t *t, long long ts, const char *agg, int v, const char *gb)
 {
     char body[512];
@@ -387,6 +474,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(auto_rollups_cut),
+        cmocka_unit_test(kill_mid_delete),
         cmocka_unit_test(client_rollups_cut),
         cmocka_unit_test(series_leaves_lookup),
     };
