@@ -180,21 +180,36 @@ static long long split_mid(long long now)
     return g_mid;
 }
 
+/* Split queries on; auto_on: tsd.rollups.auto and no delaySla, else a 2h
+ * delaySla and client rollups only. */
+static const char *g_args[] = {"--auto-metric",
+                               "--set",
+                               "tsd.rollups.enable=true",
+                               "--set",
+                               "tsd.rollups.split_query.enable=true",
+                               "--set",
+                               NULL,
+                               "--set",
+                               NULL,
+                               NULL};
+
+static void start(tu_tsd_t *t, int auto_on, int fresh)
+{
+    if (fresh) { /* a new data dir, an empty model */
+        memset(t, 0, sizeof *t);
+        g_nraw = g_nru = 0;
+    }
+    g_args[6] = auto_on ? "tsd.rollups.auto=true" : "tsd.rollups.auto=false";
+    g_args[8] = auto_on ? "tsd.rollups.config=" CONF("")
+                        : "tsd.rollups.config=" CONF(",\"delaySla\":\"2h\"");
+    assert_int_equal(tu_tsd_start(t, g_args), 0);
+}
+
 static void sla(void **state)
 {
     (void)state;
-    g_nraw = g_nru = 0;
     tu_tsd_t t;
-    memset(&t, 0, sizeof t);
-    static const char *const args[] = {"--auto-metric",
-                                       "--set",
-                                       "tsd.rollups.enable=true",
-                                       "--set",
-                                       "tsd.rollups.split_query.enable=true",
-                                       "--set",
-                                       "tsd.rollups.config=" CONF(",\"delaySla\":\"2h\""),
-                                       NULL};
-    assert_int_equal(tu_tsd_start(&t, args), 0);
+    start(&t, 0, 1);
     long long now = (long long)time(NULL);
     long long h = floor_to(now, 3600);
     long long s0 = floor_to(h - 8 * 3600, 7200); /* 2h-aligned: whole 2h buckets */
@@ -220,20 +235,8 @@ static void sla(void **state)
 static void pending(void **state)
 {
     (void)state;
-    g_nraw = g_nru = 0;
     tu_tsd_t t;
-    memset(&t, 0, sizeof t);
-    static const char *const args[] = {"--auto-metric",
-                                       "--set",
-                                       "tsd.rollups.enable=true",
-                                       "--set",
-                                       "tsd.rollups.auto=true",
-                                       "--set",
-                                       "tsd.rollups.split_query.enable=true",
-                                       "--set",
-                                       "tsd.rollups.config=" CONF(""),
-                                       NULL};
-    assert_int_equal(tu_tsd_start(&t, args), 0);
+    start(&t, 1, 1);
     long long now = (long long)time(NULL);
     long long h = floor_to(now, 3600);
     /* three hours in the head: nothing rolled up, all from raw data (an
@@ -247,7 +250,7 @@ static void pending(void **state)
     /* a clean stop rolls every hour up: the table answers (a client's sum
      * for the oldest hour shows it is the table) */
     assert_int_equal(tu_tsd_stop(&t), 0);
-    assert_int_equal(tu_tsd_start(&t, args), 0);
+    start(&t, 1, 0);
     g_nru = 0;
     for (int k = 0; k < 3; k++) {
         double v;
