@@ -241,7 +241,7 @@ const oct_config__key_t oct_config__keys[] = {
     /* octsdb's own: the TSD computes sum/count/min/max of the rollup intervals that divide
      * an hour from raw data when an hour is flushed (docs/rollups.md) */
     BOOL("tsd.rollups.auto", "false"),
-    BOOL_OFF("tsd.rollups.split_query.enable"),
+    BOOL("tsd.rollups.split_query.enable", "false"),
 
     /* --- octsdb's own --------------------------------------------------------------------- */
     /* Set by --verbose / -v: log at debug level instead of warnings only. */

@@ -122,6 +122,11 @@ typedef struct {
     int id, id2;
     int mode;
     int id3;
+    /* tsd.rollups.split_query.enable: the table answers before split_ms
+     * (now - delaySla; INT64_MAX: no SLA) and, split_auto, before the
+     * series' first hour not rolled up yet; raw data the rest */
+    int64_t split_ms;
+    int split_auto;
 } exec_ru_t;
 
 typedef struct {

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/xmalloc.h"
 #include "exec/exec_int.h"
 
@@ -63,6 +64,12 @@ static int rollup_source(ex_t *x, const query_rollup_config_t *c, const query_su
     out->table = pre ? iv->preagg_table : iv->table;
     out->iv = iv;
     out->id2 = -1;
+    out->split_ms = INT64_MAX;
+    if (c->split_query) {
+        if (iv->delay_sla_s > 0) out->split_ms = oct_clock_wall_ms() - iv->delay_sla_s * 1000;
+        /* the TSD writes the plain tables of these, never the pre-aggregate ones */
+        out->split_auto = !pre && (query_rollup_is_auto(c, iv) || query_rollup_is_auto_long(c, iv));
+    }
     const char *col = column_of(sub->ds.agg);
     switch (query_agg_kind(sub->ds.agg)) {
     case QUERY_AGG_AVG:
@@ -101,7 +108,7 @@ int exec__rollup_plan(ex_t *x, const query_sub_t *sub, exec_ru_t *plans, size_t 
     }
     if (usage == QUERY_ROLLUP_UNSET) usage = QUERY_ROLLUP_NOFALLBACK;
     int pre = is_pre_agg(c, sub);
-    exec_ru_t raw = {NULL, NULL, -1, -1, EXEC_RU_PLAIN, -1};
+    exec_ru_t raw = {NULL, NULL, -1, -1, EXEC_RU_PLAIN, -1, INT64_MAX, 0};
     if (pre) raw.table = c->iv[c->default_iv].preagg_table; /* hour rows, ordinary cells */
     size_t idx[EXEC_RU_MAX_PLANS];
     size_t nc = 0;
@@ -319,11 +326,11 @@ static int load_from(ex_t *x, xworker_t *w, const exec_ru_t *ru, const query_sub
     return 0;
 }
 
-int exec__load_rollup(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid,
-                      size_t len, int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
+/* load_from x->ru, and where dev meets an interval without its sum of
+ * squares, the fallbacks rollupUsage allows. */
+static int load_checked(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid,
+                        size_t len, int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
 {
-    *out = NULL;
-    *n_out = 0;
     int rc = load_from(x, w, x->ru, sub, tsuid, len, lo, hi, out, n_out);
     if (rc != RU_NO_SUMSQ) return rc;
     /* dev where an interval lacks the sum of squares: 2.4's 400 without a
@@ -336,4 +343,80 @@ int exec__load_rollup(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8
     }
     return oct_err(&w->eb, OCT_EPARSE,
                    "Standard deviation over rolled up data is not supported at this time");
+}
+
+/* The start of the downsample bucket holding t (lo < t <= hi): a bucket is
+ * never computed half from each side of a split (docs/rollups.md). */
+static int bucket_start(ex_t *x, xworker_t *w, const query_downsample_t *ds, int64_t lo, int64_t hi,
+                        int64_t t, int64_t *out)
+{
+    query_dp_t p = {.ts_ms = t, .is_int = 1};
+    query_downsample_t d = *ds;
+    d.agg = query_agg_find("sum");
+    d.fill = QUERY_FILL_NONE;
+    query_dp_t *b = NULL;
+    size_t n = 0;
+    int rc = exec__downsample(x, w, &d, lo, hi, &p, 1, &b, &n);
+    *out = !rc && n == 1 && b[0].ts_ms <= t ? b[0].ts_ms : lo;
+    free(b);
+    return rc;
+}
+
+int exec__load_rollup(ex_t *x, xworker_t *w, const query_sub_t *sub, const uint8_t *tsuid,
+                      size_t len, int64_t lo, int64_t hi, query_dp_t **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    const exec_ru_t *ru = x->ru;
+    /* split queries: the table before the split point, raw data after */
+    int64_t t = ru->split_ms;
+    if (ru->split_auto) {
+        int64_t p = tsdb_rollup_pending_s(x->db, tsuid, len);
+        if (p != INT64_MAX && p * 1000 < t) t = p * 1000;
+    }
+    if (t > hi || !sub->has_downsample)
+        return load_checked(x, w, sub, tsuid, len, lo, hi, out, n_out);
+    int64_t tb = lo;
+    int rc = t > lo ? bucket_start(x, w, &sub->ds, lo, hi, t, &tb) : 0;
+    if (rc) return rc;
+    if (tb <= lo) return exec__load_raw(x, w, sub, tsuid, len, lo, hi, NULL, out, n_out);
+    /* each side bucketed without fill or rate, then joined: the fill
+     * policy and the rate run over the whole window */
+    query_sub_t s2 = *sub;
+    s2.rate = 0;
+    s2.ds.fill = QUERY_FILL_NONE;
+    query_dp_t *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    rc = load_checked(x, w, &s2, tsuid, len, lo, tb - 1, &a, &na);
+    if (rc < 0) return rc;
+    rc = exec__load_raw(x, w, &s2, tsuid, len, tb, hi, NULL, &b, &nb);
+    if (rc < 0) {
+        free(a);
+        return rc;
+    }
+    if (na + nb == 0) {
+        free(a);
+        free(b);
+        return 1;
+    }
+    query_dp_t *res = xrealloc(a, (na + nb) * sizeof *res);
+    if (nb) memcpy(res + na, b, nb * sizeof *res);
+    free(b);
+    size_t n = na + nb;
+    if (sub->ds.fill != QUERY_FILL_NONE) {
+        /* one value per bucket: summing it again keeps it and fills the gaps */
+        query_downsample_t ds = sub->ds;
+        ds.agg = query_agg_find("sum");
+        query_dp_t *f = NULL;
+        size_t nf = 0;
+        rc = exec__downsample(x, w, &ds, lo, hi, res, n, &f, &nf);
+        free(res);
+        if (rc) return rc;
+        res = f;
+        n = nf;
+    }
+    if (sub->rate) n = query_rate(&sub->rate_opts, res, n);
+    *out = res;
+    *n_out = n;
+    return 0;
 }

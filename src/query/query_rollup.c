@@ -260,6 +260,7 @@ int query_rollup_config_load(const oct_config_t *cfg, query_rollup_config_t **ou
     c->tag_raw = oct_config_get_bool(cfg, "tsd.rollups.tag_raw") == 1;
     c->block_derived = oct_config_get_bool(cfg, "tsd.rollups.block_derived") != 0;
     c->auto_rollup = oct_config_get_bool(cfg, "tsd.rollups.auto") == 1;
+    c->split_query = oct_config_get_bool(cfg, "tsd.rollups.split_query.enable") == 1;
     int n_auto = 0;
     for (size_t i = 0; i < c->n_iv; i++)
         n_auto += query_rollup_is_auto(c, &c->iv[i]);

@@ -53,6 +53,9 @@ typedef struct {
     int block_derived;       /* tsd.rollups.block_derived */
     int auto_rollup;         /* tsd.rollups.auto: the TSD computes the intervals that divide
                               * an hour from raw data as hours close (docs/rollups.md) */
+    int split_query;         /* tsd.rollups.split_query.enable: rollup tables answer up to
+                              * now - delaySla (and, auto, up to what is rolled up), raw data
+                              * the rest (docs/rollups.md) */
 } query_rollup_config_t;
 
 /* Parses and validates the config JSON json[0..n) in 2.4's order

@@ -416,6 +416,25 @@ int tsdb_rollup_read(tsdb_t *db, const char *table, const query_rollup_interval_
 
 /* ---- rollups made by the TSD (tsd.rollups.auto) --------------------------- */
 
+int64_t tsdb_rollup_pending_s(tsdb_t *db, const uint8_t *tsuid, size_t len)
+{
+    const query_rollup_config_t *c = tsdb_rollups(db);
+    tsdb_writer_t *w = tsdb__writer(db);
+    int64_t first = INT64_MAX;
+    if (!c || !c->auto_rollup || !w) return first;
+    /* an hour that has not closed (ended a grace ago) is never rolled up:
+     * its blocks may be in the store with no bucket left (after a restart) */
+    first = codec_rowkey_base_time((oct_clock_wall_ms() - w->grace_ms) / 1000);
+    tw_series_t *s = tw_map_find_tsuid(&w->by_tsuid, tsuid, len);
+    if (!s) return first;
+    /* a bucket leaves the head only after its final flush wrote its rollups */
+    pthread_mutex_lock(&s->mu);
+    for (uint32_t i = 0; i < s->nb; i++)
+        if (s->b[i].base_s < first) first = s->b[i].base_s;
+    pthread_mutex_unlock(&s->mu);
+    return first;
+}
+
 /* One interval's aggregates, as values 2.4's readers expect: integers
  * while every input is one (and the sum does not overflow), else doubles. */
 typedef struct {

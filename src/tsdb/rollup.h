@@ -76,6 +76,15 @@ OCT_MUST_CHECK int tsdb_rollup_read(tsdb_t *db, const char *table,
                                     const uint8_t *tsuid, size_t len, int64_t lo_ms, int64_t hi_ms,
                                     codec_point_t **out, size_t *n, oct_errbuf_t *eb);
 
+/* The start (UTC seconds) of the earliest hour of series tsuid whose auto
+ * rollups (tsd.rollups.auto) are not written yet: an hour still in the
+ * series' head, whose final block (and with it its rollups) has not been
+ * flushed, or else the hour that has not closed yet (ended a flush grace
+ * ago): only a closed hour is ever rolled up. INT64_MAX when auto rollups
+ * are off or the handle has no writer. What a split query reads from raw data instead of
+ * an auto rollup table (docs/rollups.md). */
+int64_t tsdb_rollup_pending_s(tsdb_t *db, const uint8_t *tsuid, size_t len);
+
 /* ---- rollups made by the TSD: backfill (`octsdb rollup --backfill`) ---- */
 
 /* What to backfill: the series in creation order from index `from`, at

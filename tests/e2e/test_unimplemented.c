@@ -1,5 +1,5 @@
-/* test_unimplemented.c -- what octsdb does not implement yet (histograms,
- * split rollup queries: issue 12), and rollup questions to a TSD without
+/* test_unimplemented.c -- what octsdb does not implement yet (histogram
+ * codecs other than the simple one: issue 12), and rollup questions to a TSD without
  * rollups, are clear errors, never a silent wrong answer, over the real
  * daemon and the real binary (rollups themselves: test_rollup.c):
  *
@@ -14,9 +14,9 @@
  *    in ro mode, where 2.4 does not register them;
  *  - telnet rollup and histogram (test_telnet.c checks their rw replies;
  *    here: unknown in ro mode);
- *  - tsd.rollups.split_query.enable turned on stops start-up naming the
- *    key, from --set and from a config file, and so does a
- *    tsd.core.histograms.config naming a codec other than the simple one. */
+ *  - a tsd.core.histograms.config naming a codec other than the simple one
+ *    stops start-up naming the key (split rollup queries are implemented:
+ *    test_rollup_split.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -238,18 +238,6 @@ static void startup_refused(void **state)
     char *dir = tu_tempdir();
     char args[4096];
     int st;
-    static const char *const keys[] = {"tsd.rollups.split_query.enable"};
-    for (int i = 0; i < 1; i++) {
-        snprintf(args, sizeof args, "--datadir=%s --set %s=true", dir, keys[i]);
-        char want[256];
-        snprintf(want, sizeof want,
-                 "octsdb tsd: --set: %s=true: octsdb does not implement this feature yet (only "
-                 "false is accepted)\n",
-                 keys[i]);
-        assert_string_equal(run_tsd(args, &st), want);
-        assert_int_equal(st, 2);
-    }
-
     char conf[1100];
     snprintf(conf, sizeof conf, "%s/opentsdb.conf", dir);
     FILE *f = fopen(conf, "w");
