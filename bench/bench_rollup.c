@@ -16,13 +16,19 @@
  * retention pass keeping 30 days of raw data (more than 30 days only). The answers of the two
  * queries are compared (avg to 1e-9 relative): the benchmark fails if they differ.
  *
- * Usage: bench_rollup [series] [days]   (default 100 7; the issue's figure:
- * bench_rollup 100 365, about 52 M points) */
+ * The put + flush figures are the process's CPU seconds (every thread, the
+ * store's background work included: independent of the machine's load) and
+ * the wall seconds, each with the on/off ratio.
+ *
+ * Usage: bench_rollup [series] [days] [--ingest-only]   (default 100 7; the
+ * issue's figure: bench_rollup 100 365, about 52 M points; --ingest-only
+ * stops after the put + flush figures) */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/benchutil.h"
@@ -69,8 +75,19 @@ static tsdb_t *open_db(const char *dir, int auto_on, const char *raw_keep)
     return db;
 }
 
-/* Writes the data set; returns the seconds spent in puts and flushes. */
-static double load(tsdb_t *db, size_t S, size_t D, uint64_t *n_points)
+/* CPU seconds of the whole process (every thread: the store's background
+ * compactions too): the figure that does not depend on the machine's load. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Writes the data set; returns the seconds spent in puts and flushes, and
+ * the process's CPU seconds meanwhile in *cpu. */
+static double load(tsdb_t *db, size_t S, size_t D, uint64_t *n_points, double *cpu)
 {
     char(*host)[24] = xcalloc(S, sizeof *host);
     oct_slice_t *tags = xcalloc(2 * S, sizeof *tags);
@@ -86,6 +103,7 @@ static double load(tsdb_t *db, size_t S, size_t D, uint64_t *n_points)
     oct_errbuf_t eb;
     double spent = 0;
     *n_points = 0;
+    *cpu = 0;
     for (size_t d = 0; d < D; d++) {
         size_t n = 0;
         for (int m = 0; m < 1440; m++)
@@ -104,7 +122,7 @@ static double load(tsdb_t *db, size_t S, size_t D, uint64_t *n_points)
                 else
                     p->pt.val.i = (int64_t)walk[i];
             }
-        double t0 = bench_now_s();
+        double t0 = bench_now_s(), c0 = cpu_s();
         for (size_t off = 0; off < n; off += 4096) {
             size_t k = n - off < 4096 ? n - off : 4096;
             if (tsdb_put_batch(db, dps + off, k, NULL, NULL, NULL, &eb) != (long)k) {
@@ -123,6 +141,7 @@ static double load(tsdb_t *db, size_t S, size_t D, uint64_t *n_points)
             tsdb_stats(db, &st);
         } while (st.head_points > 0);
         spent += bench_now_s() - t0;
+        *cpu += cpu_s() - c0;
         *n_points += n;
     }
     free(dps);
@@ -196,16 +215,18 @@ int main(int argc, char **argv)
     size_t D = argc > 2 ? strtoul(argv[2], NULL, 10) : 7;
     oct_errbuf_t eb;
     char cmd[4200];
-    double spent[2];
+    double spent[2], cpu[2];
+    /* --ingest-only: the put + flush figures alone (for profiling) */
+    int ingest_only = argc > 3 && !strcmp(argv[3], "--ingest-only");
     uint64_t n_points = 0, disk = 0, disk_ret = 0, backfill_cells = 0;
     double backfill_s = 0;
     for (int a = 0; a < 2; a++) {
         char *dir = mkdir_tmp();
         tsdb_t *db = open_db(dir, a == 0, NULL);
-        spent[a] = load(db, S, D, &n_points);
+        spent[a] = load(db, S, D, &n_points, &cpu[a]);
         /* avg from sum and count; dev also from octsdb's sums of squares */
         static const char *const aggs[] = {"avg", "dev"};
-        for (int g = 0; a == 0 && g < 2; g++) {
+        for (int g = 0; a == 0 && !ingest_only && g < 2; g++) {
             qsum_t ru = {0}, raw = {0};
             uint64_t r_ru = 0, r_raw = 0;
             double t_ru = run_query(db, D, aggs[g], "rollup_nofallback", &ru, &r_ru);
@@ -244,7 +265,7 @@ int main(int argc, char **argv)
                 }
             }
         }
-        if (a == 1) {
+        if (a == 1 && !ingest_only) {
             /* the auto-off data dir again with auto on: its backfill */
             tsdb_close(db);
             db = open_db(dir, 1, NULL);
@@ -265,8 +286,12 @@ int main(int argc, char **argv)
     }
     printf("data: %zu series x %zu days of 1-minute points = %llu points\n", S, D,
            (unsigned long long)n_points);
-    printf("put + flush: auto rollups on %.2f s, off %.2f s (rollups cost %.1f%%)\n", spent[0],
-           spent[1], (spent[0] - spent[1]) / spent[1] * 100);
+    printf("put + flush, CPU seconds of the process: auto rollups on %.2f s, off %.2f s, "
+           "%.2fx\n",
+           cpu[0], cpu[1], cpu[0] / cpu[1]);
+    printf("put + flush, wall: auto rollups on %.2f s, off %.2f s, %.2fx\n", spent[0], spent[1],
+           spent[0] / spent[1]);
+    if (ingest_only) return 0;
     printf("backfill of the auto-off data: %.2f s, %llu rollup cells\n", backfill_s,
            (unsigned long long)backfill_cells);
     printf("disk after compaction (raw + 1h and 1d rollups): %.2f MB, %.2f bytes/point\n",

@@ -427,8 +427,14 @@ static int rdb_open(const store_options_t *opts, store_t **out, oct_errbuf_t *eb
     st->opts_small = rocksdb_options_create_copy(st->opts);
     rocksdb_options_set_write_buffer_size(st->opts_small, (size_t)STORE_SMALL_MEMTABLE_MB << 20);
     const rocksdb_options_t **cf_opts = xcalloc(n, sizeof *cf_opts);
+    /* the rollup table takes as many cells as the data with tsd.rollups.auto
+     * (4 per series-hour): 8 MB memtables there meant 8x the flushes and L0
+     * files, each overlapping the year-long 1d rows, which compactions then
+     * rewrote (bench_rollup 100 90: 10% of the CPU; docs/rollups.md) */
     for (size_t i = 0; i < n; i++)
-        cf_opts[i] = (int)i == idx[STORE_TABLE_DATA] ? st->opts : st->opts_small;
+        cf_opts[i] = (int)i == idx[STORE_TABLE_DATA] || (int)i == idx[STORE_TABLE_ROLLUP]
+                         ? st->opts
+                         : st->opts_small;
     st->handles = xcalloc(n, sizeof *st->handles);
 
     int rc = 0;

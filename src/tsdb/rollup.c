@@ -23,6 +23,9 @@
 #define RU_MAX_NAME 200 /* table names; the partition is at most 255 bytes */
 #define RU_KEY_CAP  TW_ROLLUP_PART_CAP
 #define RU_BATCH    512 /* rows per multi-get */
+/* a row with fewer rollup puts than this is probed slot by slot, not read
+ * (tw_rollup_stale): 5 point reads per put against a row of any length */
+#define RU_PROBE_MAX 8
 
 /* ---- messages in 2.4's shapes ---------------------------------------------- */
 
@@ -626,6 +629,41 @@ static void tw_rollup_stale_free(tw_rollup_stale_t *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Records qualifier q (a stored width of the slot of put op) as a delete. */
+static void stale_add(tw_rollup_stale_t *out, size_t *nd, size_t *capd, const uint8_t *q,
+                      const store_op_t *op)
+{
+    if (*nd == *capd) {
+        *capd = *capd ? 2 * *capd : 16;
+        out->quals = xrealloc(out->quals, *capd * CODEC_ROLLUP_QUAL_LEN);
+        out->parts = xrealloc(out->parts, *capd * sizeof *out->parts);
+    }
+    memcpy(out->quals + *nd * CODEC_ROLLUP_QUAL_LEN, q, CODEC_ROLLUP_QUAL_LEN);
+    out->parts[(*nd)++] = *op;
+}
+
+/* The value flags a rollup cell may carry (codec_rollup_decode accepts
+ * these and no others): integers of 1, 2, 4, 8 bytes, floats of 4, 8. */
+static const uint8_t stale_flags[] = {
+    0x0, 0x1, 0x3, 0x7, CODEC_FLAG_FLOAT | 0x3, CODEC_FLAG_FLOAT | 0x7};
+
+/* Point reads of the other widths of op's slot; each found is a delete. */
+static int stale_probe(tsdb_t *db, const store_op_t *op, store_result_t *res,
+                       tw_rollup_stale_t *out, size_t *nd, size_t *capd, oct_errbuf_t *eb)
+{
+    const uint8_t *q = op->cell.qualifier.ptr;
+    for (size_t f = 0; f < sizeof stale_flags; f++) {
+        uint8_t o[CODEC_ROLLUP_QUAL_LEN] = {q[0], q[1], (uint8_t)((q[2] & 0xF0) | stale_flags[f])};
+        if (o[2] == q[2]) continue; /* the same width: the put replaces it */
+        store_result_reset(res);
+        int rc = store_get_cell(tsdb_store(db), STORE_TABLE_ROLLUP, op->part, op->cell.row,
+                                oct_slice_str(RU_FAMILY), oct_slice(o, sizeof o), res, eb);
+        if (rc < 0) return rc;
+        if (rc > 0) stale_add(out, nd, capd, o, op);
+    }
+    return 0;
+}
+
 static int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_rollup_stale_t *out,
                            oct_errbuf_t *eb)
 {
@@ -640,16 +678,31 @@ static int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_roll
     n = nt;
     qsort(srt, n, sizeof *srt, op_cmp);
     store_key_t *keys = xmalloc((n ? n : 1) * sizeof *keys);
-    size_t nk = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || slot_cmp(&srt[i - 1], &srt[i].cell.row, &srt[i].part, NULL))
+    store_result_t res = STORE_RESULT_INIT;
+    size_t nk = 0, nd = 0, capd = 0;
+    int rc = 0;
+    /* A row with few puts (a long period's cells in a row of a year, a
+     * client's one cell) is probed width by width: point reads of a local
+     * store cost the same whatever the row holds, where reading the row
+     * grows with it (a year of 1d cells). A row with many puts, and every
+     * row of a shared store (a point read is a round trip there), is read
+     * whole. */
+    const int probe = !tsdb__writer(db) || !tsdb__writer(db)->shared;
+    for (size_t i = 0, e; i < n && rc == 0; i = e) {
+        for (e = i + 1; e < n && !slot_cmp(&srt[e - 1], &srt[e].cell.row, &srt[e].part, NULL); e++)
+            ;
+        if (probe && e - i < RU_PROBE_MAX) {
+            for (size_t k = i; k < e && rc == 0; k++)
+                if (k == i || slot_cmp(&srt[k - 1], &srt[k].cell.row, &srt[k].part,
+                                       srt[k].cell.qualifier.ptr))
+                    rc = stale_probe(db, &srt[k], &res, out, &nd, &capd, eb);
+        } else {
             keys[nk++] = (store_key_t){.part = srt[i].part, .row = srt[i].cell.row};
+        }
+    }
     /* by row, then partition: a batch holds each row once (the same row key
      * may be in two tables), so a result cell's row names its key */
     qsort(keys, nk, sizeof *keys, key_cmp);
-    store_result_t res = STORE_RESULT_INIT;
-    int rc = 0;
-    size_t nd = 0, capd = 0;
     for (size_t k0 = 0, kn = 0; k0 < nk && rc == 0; k0 += kn) {
         for (kn = 1; k0 + kn < nk && kn < RU_BATCH; kn++)
             if (oct_slice_eq(keys[k0 + kn].row, keys[k0 + kn - 1].row)) break;
@@ -676,14 +729,7 @@ static int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_roll
             if (lo == n || slot_cmp(&srt[lo], &ce->row, &part, ce->qualifier.ptr)) continue;
             if (!memcmp(srt[lo].cell.qualifier.ptr, ce->qualifier.ptr, CODEC_ROLLUP_QUAL_LEN))
                 continue; /* the same width: the put replaces it */
-            if (nd == capd) {
-                capd = capd ? 2 * capd : 16;
-                out->quals = xrealloc(out->quals, capd * CODEC_ROLLUP_QUAL_LEN);
-                out->parts = xrealloc(out->parts, capd * sizeof *out->parts);
-            }
-            memcpy(out->quals + nd * CODEC_ROLLUP_QUAL_LEN, ce->qualifier.ptr,
-                   CODEC_ROLLUP_QUAL_LEN);
-            out->parts[nd++] = srt[lo];
+            stale_add(out, &nd, &capd, ce->qualifier.ptr, &srt[lo]);
         }
     }
     store_result_free(&res);
@@ -707,11 +753,45 @@ static int tw_rollup_stale(tsdb_t *db, const store_op_t *puts, size_t n, tw_roll
     return 0;
 }
 
+/* Orders ops by cell (partition, row, qualifier), then by their place in the
+ * batch: a later op on the same cell stays later. */
+typedef struct {
+    const store_op_t *op;
+    size_t at;
+} ru_sorted_t;
+
+static int sorted_cmp(const void *a, const void *b)
+{
+    const ru_sorted_t *x = a, *y = b;
+    int c = oct_slice_cmp(x->op->part, y->op->part);
+    if (!c) c = oct_slice_cmp(x->op->cell.row, y->op->cell.row);
+    if (!c) c = oct_slice_cmp(x->op->cell.qualifier, y->op->cell.qualifier);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* The store write of ops in key order: RocksDB inserts a batch in sorted
+ * order at a fraction of the cost of the same cells scattered (its memtable
+ * resumes each insert where the previous one ended). */
+static int ru_write_sorted(tsdb_t *db, const store_op_t *ops, size_t n, oct_errbuf_t *eb)
+{
+    ru_sorted_t *ix = xmalloc(n * sizeof *ix);
+    store_op_t *srt = xmalloc(n * sizeof *srt);
+    for (size_t i = 0; i < n; i++)
+        ix[i] = (ru_sorted_t){&ops[i], i};
+    qsort(ix, n, sizeof *ix, sorted_cmp);
+    for (size_t i = 0; i < n; i++)
+        srt[i] = *ix[i].op;
+    int rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, srt, n, 0, eb);
+    free(srt);
+    free(ix);
+    return rc;
+}
+
 int tw_rollup_write(tsdb_t *db, const store_op_t *puts, size_t n, oct_errbuf_t *eb)
 {
     tw_rollup_stale_t one;
     int rc = tw_rollup_stale(db, puts, n, &one, eb);
-    if (!rc && one.n) rc = store_write(tsdb_store(db), STORE_TABLE_ROLLUP, one.ops, one.n, 0, eb);
+    if (!rc && one.n) rc = ru_write_sorted(db, one.ops, one.n, eb);
     tw_rollup_stale_free(&one);
     return rc;
 }
