@@ -64,10 +64,12 @@
  * from storage (octsdb: rawDPs of show_summary on one more run;
  * VictoriaMetrics: the growth of vm_rows_read_per_query_sum over the runs,
  * per run), which over the median latency gives points read per second.
- * Start-up (curve) is wall time from the restart's fork to the first 200
- * answer with points to the one-series raw query, polled every 20 ms; its
- * CPU seconds are the process's at that moment. The senders are
- * bench/common/loadgen.h; the parts are bench/peers/peers.h. */
+ * The cost curve's ingest ends at each system's own counter (octsdb's
+ * tsd.datapoints.added too): a query counting a million series' points would
+ * cost more than the ingest it times. Start-up (curve) is wall time from the restart's fork to the
+ * first 200 answer with points to the one-series raw query, polled every 20 ms; its CPU seconds are
+ * the process's at that moment. The senders are bench/common/loadgen.h; the parts are
+ * bench/peers/peers.h. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -177,7 +179,8 @@ static void report(FILE *f, const opts_t *o, const result_t *r, const result_t (
             "points; InfluxDB not run (n/a).\n"
             "- ingest end: octsdb's when a query counting every point sees them all (polled "
             "only after its stored-points counter is complete); VictoriaMetrics' when its "
-            "vm_rows_added_to_storage_total has them all.\n"
+            "vm_rows_added_to_storage_total has them all. The cost curve: each system's own "
+            "counter (octsdb's tsd.datapoints.added).\n"
             "\nHow figures are taken: see the header of bench/bench_peers.c.\n",
             kind_points[KIND_GAUGE], kind_points[KIND_INT]);
 }
