@@ -152,7 +152,7 @@ static void report(FILE *f, const opts_t *o, const result_t *r, const result_t (
                 "series as above; query medians of %zu runs; disk per series after a clean "
                 "stop; start-up the median of %zu restarts on that data dir until a "
                 "one-series query answers; ratio = octsdb / VictoriaMetrics.\n\n",
-                o->metrics, o->curve_rounds, o->curve_reps, o->restarts);
+                o->curve_metrics, o->curve_rounds, o->curve_reps, o->restarts);
         curve_table(f, o, cr);
     }
     if (!kind_points) return;
