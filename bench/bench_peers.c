@@ -25,13 +25,17 @@
  *              without a binary is left out of the table
  *   --out      also write the tables as Markdown to FILE, with the machine
  *   --smoke    a tiny run of octsdb alone (seconds): every figure, no peers
- *   --curve N,N,...  also the cost curve: for each number of series N (10000
- *              ... 1000000), the same fleet scaled to N series (N / metrics
- *              hosts; --curve-metrics, default 10), --curve-rounds rounds of telnet puts (default
- * 3) into a fresh octsdb and VictoriaMetrics each: new-series points/s (the first round alone),
- * points/s over every round, RSS per series, the query medians over --curve-reps runs (default 5),
- * disk per series after a clean stop, and start-up: the stopped system restarted on its data dir
- * --restarts times (default 3), timed until a one-series query answers (median). The largest point
+ *   --curve N,N,...  also the cost curve: for each number of series N
+ *              (10000 ... 1000000), the same fleet scaled to N series
+ *              (N / --curve-metrics hosts, default 10 metrics),
+ *              --curve-rounds rounds of telnet puts (default 3) into a
+ *              fresh octsdb and VictoriaMetrics each: new-series points/s
+ *              (the first round alone), points/s over every round, RSS per
+ *              series, the query medians over --curve-reps runs (default 3:
+ *              a query over 1 M series takes seconds), disk per series
+ *              after a clean stop, and start-up: the stopped system
+ *              restarted on its data dir --restarts times (default 3), timed
+ *              until a one-series query answers (median). The largest point
  *              is also the "1,000,000 series" part of the bar table.
  *   --curve-only  only the cost curve (the main table is skipped)
  *
@@ -195,7 +199,7 @@ int main(int argc, char **argv)
                 .reps = 20,
                 .runs = 3,
                 .curve_rounds = 3,
-                .curve_reps = 5,
+                .curve_reps = 3,
                 .curve_metrics = 10,
                 .restarts = 3};
     o.bin[SYS_OCTSDB] = bench_octsdb_bin(argv[0]);
