@@ -25,13 +25,17 @@
  *              without a binary is left out of the table
  *   --out      also write the tables as Markdown to FILE, with the machine
  *   --smoke    a tiny run of octsdb alone (seconds): every figure, no peers
- *   --curve N,N,...  also the cost curve: for each number of series N (10000
- *              ... 1000000), the same fleet scaled to N series (N / metrics
- *              hosts; --curve-metrics, default 10), --curve-rounds rounds of telnet puts (default
- * 3) into a fresh octsdb and VictoriaMetrics each: new-series points/s (the first round alone),
- * points/s over every round, RSS per series, the query medians over --curve-reps runs (default 5),
- * disk per series after a clean stop, and start-up: the stopped system restarted on its data dir
- * --restarts times (default 3), timed until a one-series query answers (median). The largest point
+ *   --curve N,N,...  also the cost curve: for each number of series N
+ *              (10000 ... 1000000), the same fleet scaled to N series
+ *              (N / --curve-metrics hosts, default 10 metrics),
+ *              --curve-rounds rounds of telnet puts (default 3) into a
+ *              fresh octsdb and VictoriaMetrics each: new-series points/s
+ *              (the first round alone), points/s over every round, RSS per
+ *              series, the query medians over --curve-reps runs (default 3:
+ *              a query over 1 M series takes seconds), disk per series
+ *              after a clean stop, and start-up: the stopped system
+ *              restarted on its data dir --restarts times (default 3), timed
+ *              until a one-series query answers (median). The largest point
  *              is also the "1,000,000 series" part of the bar table.
  *   --curve-only  only the cost curve (the main table is skipped)
  *
@@ -64,10 +68,12 @@
  * from storage (octsdb: rawDPs of show_summary on one more run;
  * VictoriaMetrics: the growth of vm_rows_read_per_query_sum over the runs,
  * per run), which over the median latency gives points read per second.
- * Start-up (curve) is wall time from the restart's fork to the first 200
- * answer with points to the one-series raw query, polled every 20 ms; its
- * CPU seconds are the process's at that moment. The senders are
- * bench/common/loadgen.h; the parts are bench/peers/peers.h. */
+ * The cost curve's ingest ends at each system's own counter (octsdb's
+ * tsd.datapoints.added too): a query counting a million series' points would
+ * cost more than the ingest it times. Start-up (curve) is wall time from the restart's fork to the
+ * first 200 answer with points to the one-series raw query, polled every 20 ms; its CPU seconds are
+ * the process's at that moment. The senders are bench/common/loadgen.h; the parts are
+ * bench/peers/peers.h. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -150,7 +156,7 @@ static void report(FILE *f, const opts_t *o, const result_t *r, const result_t (
                 "series as above; query medians of %zu runs; disk per series after a clean "
                 "stop; start-up the median of %zu restarts on that data dir until a "
                 "one-series query answers; ratio = octsdb / VictoriaMetrics.\n\n",
-                o->metrics, o->curve_rounds, o->curve_reps, o->restarts);
+                o->curve_metrics, o->curve_rounds, o->curve_reps, o->restarts);
         curve_table(f, o, cr);
     }
     if (!kind_points) return;
@@ -177,7 +183,8 @@ static void report(FILE *f, const opts_t *o, const result_t *r, const result_t (
             "points; InfluxDB not run (n/a).\n"
             "- ingest end: octsdb's when a query counting every point sees them all (polled "
             "only after its stored-points counter is complete); VictoriaMetrics' when its "
-            "vm_rows_added_to_storage_total has them all.\n"
+            "vm_rows_added_to_storage_total has them all. The cost curve: each system's own "
+            "counter (octsdb's tsd.datapoints.added).\n"
             "\nHow figures are taken: see the header of bench/bench_peers.c.\n",
             kind_points[KIND_GAUGE], kind_points[KIND_INT]);
 }
@@ -192,7 +199,7 @@ int main(int argc, char **argv)
                 .reps = 20,
                 .runs = 3,
                 .curve_rounds = 3,
-                .curve_reps = 5,
+                .curve_reps = 3,
                 .curve_metrics = 10,
                 .restarts = 3};
     o.bin[SYS_OCTSDB] = bench_octsdb_bin(argv[0]);

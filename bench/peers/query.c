@@ -171,8 +171,10 @@ void run_queries(const opts_t *o, const server_t *s, char names[][64], int64_t e
             /* an empty answer would make the figure meaningless */
             int empty = !body || strlen(body) < 16;
             if (st != 200 || empty) {
-                fprintf(stderr, "%s %s: HTTP %d %.200s\n", sys_names[s->sys], query_names[q], st,
-                        body ? body : "");
+                /* an error's reason follows the query it repeats: its tail */
+                size_t bl = body ? strlen(body) : 0;
+                fprintf(stderr, "%s %s: HTTP %d %s%.400s\n", sys_names[s->sys], query_names[q], st,
+                        bl > 400 ? "..." : "", body ? body + (bl > 400 ? bl - 400 : 0) : "");
                 free(body);
                 break;
             }

@@ -208,15 +208,15 @@ static void bench_curve_point(const opts_t *c, int sys, const loadgen_payload_t 
     int64_t end_s = START_S + (int64_t)(c->rounds - 1) * 10;
     size_t series = c->hosts * c->metrics;
     long long want = (long long)(series * c->rounds);
-    char(*count_names)[64] = sys == SYS_OCTSDB ? names : NULL;
+    /* every system's end is its own stored-points counter here: octsdb's
+     * counting query over a million series costs more than the ingest it
+     * would time (it is the 2,000-series set's end, where it does not) */
     server_t s;
     r->ran = 1;
     if (server_start(&s, sys, c->bin[sys]) == 0) {
         double cpu1 = 0, cpu2 = 0;
-        double secs1 =
-            ingest(c, &s, pl1, 0, (long long)series, count_names, c->metrics, START_S, &cpu1);
-        double secs2 =
-            secs1 > 0 ? ingest(c, &s, pl2, 0, want, count_names, c->metrics, end_s, &cpu2) : -1;
+        double secs1 = ingest(c, &s, pl1, 0, (long long)series, NULL, c->metrics, START_S, &cpu1);
+        double secs2 = secs1 > 0 ? ingest(c, &s, pl2, 0, want, NULL, c->metrics, end_s, &cpu2) : -1;
         if (secs1 > 0) r->new_pps = (double)series / secs1;
         if (secs2 > 0) {
             r->pps[LOADGEN_TELNET] = (double)want / (secs1 + secs2);
