@@ -32,6 +32,11 @@ void oct_strbuf_reset(oct_strbuf_t *sb)
     if (sb->ptr) sb->ptr[0] = '\0';
 }
 
+void oct_strbuf_reserve(oct_strbuf_t *sb, size_t extra)
+{
+    strbuf_reserve(sb, extra);
+}
+
 void oct_strbuf_append(oct_strbuf_t *sb, const void *p, size_t n)
 {
     strbuf_reserve(sb, n);

@@ -19,6 +19,9 @@ typedef struct {
 void oct_strbuf_free(oct_strbuf_t *sb);
 void oct_strbuf_reset(oct_strbuf_t *sb);
 void oct_strbuf_append(oct_strbuf_t *sb, const void *p, size_t n);
+/* Makes room for extra more bytes at once (a big answer whose size is
+ * known ahead is not copied at every doubling). */
+void oct_strbuf_reserve(oct_strbuf_t *sb, size_t extra);
 void oct_strbuf_puts(oct_strbuf_t *sb, const char *s);
 void oct_strbuf_printf(oct_strbuf_t *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -217,11 +217,18 @@ int api_parse_mexpr(api_call_t *c, const char *m, api_mexpr_t *e);
  * resolves and escapes each distinct name once. */
 int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
                          oct_errbuf_t *eb);
+/* The same object appended to sb as is (no writer state): for an answer
+ * that writes each result's text itself. */
+int api_append_tsuid_tags(api_call_t *c, oct_strbuf_t *sb, const uint8_t *tsuid, size_t len,
+                          oct_errbuf_t *eb);
 /* The name of a UID as a JSON string with its quotes (*json, *len: valid
  * for the call), memoized per call. Returns 0, or a negative error with eb
  * set (unknown UID). */
 int api_name_json(api_call_t *c, codec_uid_kind_t kind, uint64_t id, const char **json, size_t *len,
                   oct_errbuf_t *eb);
+/* Sizes the call's tag-value memo for an answer naming about n series
+ * (each may carry its own value: a host's), before the first name. */
+void api_names_expect(api_call_t *c, size_t n);
 
 /* ---- shared by the uid and search endpoints (api_uid.c) ------------- */
 

@@ -14,7 +14,8 @@
 #include "tsdb/tsdb.h"
 #include "uid/uid.h"
 
-#define NAMES_SLOTS_BITS 10 /* per kind; a miss only costs a lookup */
+#define NAMES_SLOTS_BITS 10         /* per kind; a miss only costs a lookup */
+#define NAMES_DIRECT_MAX (1u << 18) /* api_names_expect: 8 MB of slots at most */
 #define NAMES_MAX_TAGS   64
 
 typedef struct {
@@ -25,26 +26,55 @@ typedef struct {
 
 struct api_names {
     names_slot_t *slot[3]; /* by codec_uid_kind_t, made on first use */
+    /* api_names_expect: tag values by UID, for the UIDs below n_direct */
+    names_slot_t *direct;
+    uint64_t n_direct;
     /* the tag-key UIDs of the last TSUID written and their name order */
     size_t order_n;
     uint64_t order_k[NAMES_MAX_TAGS];
     uint8_t order[NAMES_MAX_TAGS];
 };
 
-static names_slot_t *names_slot(api_call_t *c, codec_uid_kind_t kind, uint64_t id, oct_errbuf_t *eb,
-                                int *rc)
+static struct api_names *names_of(api_call_t *c)
 {
     if (!c->names) {
         c->names = json_arena_alloc(&c->arena, sizeof *c->names);
         memset(c->names, 0, sizeof *c->names);
     }
-    struct api_names *m = c->names;
-    if (!m->slot[kind]) {
-        size_t sz = sizeof(names_slot_t) << NAMES_SLOTS_BITS;
-        m->slot[kind] = json_arena_alloc(&c->arena, sz);
-        memset(m->slot[kind], 0, sz);
+    return c->names;
+}
+
+void api_names_expect(api_call_t *c, size_t n)
+{
+    /* A big answer names many tag values, each maybe once (a host's): a
+     * slot per UID, read in TSUID order (the UIDs mostly ascending), beats
+     * a hashed memo that misses the cache on every new value. */
+    struct api_names *m = names_of(c);
+    uint64_t top;
+    oct_errbuf_t eb;
+    if (n < 4096 || m->direct || uid_counter(tsdb_uids(c->tsd->db), CODEC_UID_TAGV, &top, &eb) ||
+        top >= NAMES_DIRECT_MAX)
+        return;
+    m->n_direct = top + 1;
+    m->direct = json_arena_alloc(&c->arena, m->n_direct * sizeof *m->direct);
+    memset(m->direct, 0, m->n_direct * sizeof *m->direct);
+}
+
+static names_slot_t *names_slot(api_call_t *c, codec_uid_kind_t kind, uint64_t id, oct_errbuf_t *eb,
+                                int *rc)
+{
+    struct api_names *m = names_of(c);
+    names_slot_t *sl;
+    if (kind == CODEC_UID_TAGV && id < m->n_direct) {
+        sl = &m->direct[id];
+    } else {
+        if (!m->slot[kind]) {
+            size_t sz = sizeof(names_slot_t) << NAMES_SLOTS_BITS;
+            m->slot[kind] = json_arena_alloc(&c->arena, sz);
+            memset(m->slot[kind], 0, sz);
+        }
+        sl = &m->slot[kind][(id * 0x9E3779B97F4A7C15ull) >> (64 - NAMES_SLOTS_BITS)];
     }
-    names_slot_t *sl = &m->slot[kind][(id * 0x9E3779B97F4A7C15ull) >> (64 - NAMES_SLOTS_BITS)];
     if (sl->id1 != id + 1) {
         uint8_t buf[UID_NAME_MAX];
         size_t bl;
@@ -92,8 +122,10 @@ static int raw_cmp(const names_slot_t *a, const names_slot_t *b)
     return r ? r : (a->raw_len > b->raw_len) - (a->raw_len < b->raw_len);
 }
 
-int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
-                         oct_errbuf_t *eb)
+/* Appends the tags object of a TSUID to sb (after w's separator if w), or
+ * returns an error having appended nothing. */
+static int tags_append(api_call_t *c, oct_strbuf_t *sb, const uint8_t *tsuid, size_t len,
+                       json_writer_t *w, oct_errbuf_t *eb)
 {
     const tsdb_layout_t *l = tsdb_layout(c->tsd->db);
     unsigned mw = l->uid_width[CODEC_UID_METRIC], kw = l->uid_width[CODEC_UID_TAGK],
@@ -131,7 +163,9 @@ int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, 
         memcpy(m->order_k, kid, n * sizeof *kid);
         m->order_n = n;
     }
-    char *o = json_arena_alloc(&c->arena, total), *p = o;
+    if (w) json_w_raw(w, "", 0); /* the separator before the value */
+    oct_strbuf_reserve(sb, total);
+    char *o = sb->ptr + sb->len, *p = o;
     *p++ = '{';
     for (size_t r = 0; r < n; r++) {
         size_t i = m->order[r];
@@ -143,6 +177,19 @@ int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, 
         p += v[i].len;
     }
     *p++ = '}';
-    json_w_raw(w, o, (size_t)(p - o));
+    *p = '\0';
+    sb->len += (size_t)(p - o);
     return 0;
+}
+
+int api_write_tsuid_tags(api_call_t *c, json_writer_t *w, const uint8_t *tsuid, size_t len,
+                         oct_errbuf_t *eb)
+{
+    return tags_append(c, w->sb, tsuid, len, w, eb);
+}
+
+int api_append_tsuid_tags(api_call_t *c, oct_strbuf_t *sb, const uint8_t *tsuid, size_t len,
+                          oct_errbuf_t *eb)
+{
+    return tags_append(c, sb, tsuid, len, NULL, eb);
 }

@@ -285,10 +285,13 @@ void api_search_lookup(api_call_t *c)
     lk_key_t *keys = json_arena_alloc(&c->arena, (s.n ? s.n : 1) * sizeof *keys);
     for (size_t i = 0; i < s.n; i++)
         keys[i] = (lk_key_t){s.tsuids[i], s.lens[i]};
-    if (s.n > 1) qsort(keys, s.n, sizeof *keys, lk_key_cmp);
-    size_t n = 0;
-    for (size_t i = 0; i < s.n; i++)
-        if (!n || lk_key_cmp(&keys[n - 1], &keys[i])) keys[n++] = keys[i];
+    size_t n = s.n;
+    if (metrics.n > 1) {
+        if (s.n > 1) qsort(keys, s.n, sizeof *keys, lk_key_cmp);
+        n = 0;
+        for (size_t i = 0; i < s.n; i++)
+            if (!n || lk_key_cmp(&keys[n - 1], &keys[i])) keys[n++] = keys[i];
+    }
     if (n > (size_t)limit) n = (size_t)limit;
 
     json_writer_t w;
@@ -317,30 +320,37 @@ void api_search_lookup(api_call_t *c)
     json_w_uint(&w, n);
     json_w_key(&w, "results");
     json_w_arr_begin(&w);
+    api_names_expect(c, n);
+    size_t body0 = c->resp->body.len;
     for (size_t i = 0; i < n; i++) {
-        char hex[2 * 8 * 64 + 3]; /* "TSUID" as JSON: hex needs no escaping */
+        if (i == 64 && n > 128) /* room for the rest, at the first ones' size */
+            oct_strbuf_reserve(&c->resp->body,
+                               (c->resp->body.len - body0) / 64 * (n - 64) * 9 / 8 + 256);
+        char hex[2 * 8 * 64 + 3]; /* hex needs no escaping */
         oct_errbuf_t eb;
         const char *name;
         size_t nl;
-        int hl = codec_uid_to_hex(keys[i].t, keys[i].len, hex + 1, sizeof hex - 2);
+        int hl = codec_uid_to_hex(keys[i].t, keys[i].len, hex, sizeof hex);
         if (hl < 0) continue;
         if (api_name_json(c, CODEC_UID_METRIC, codec_uid_decode(keys[i].t, s.mw), &name, &nl,
                           &eb)) {
             http_error(c->resp, 404, eb.msg, NULL);
             return;
         }
-        json_w_obj_begin(&w);
-        json_w_key(&w, "tsuid");
-        hex[0] = hex[hl + 1] = '"';
-        json_w_raw(&w, hex, (size_t)hl + 2);
-        json_w_key(&w, "metric");
-        json_w_raw(&w, name, nl);
-        json_w_key(&w, "tags");
-        if (api_write_tsuid_tags(c, &w, keys[i].t, keys[i].len, &eb)) {
+        /* {"tsuid":"..","metric":"..","tags":{..}} written as one value */
+        static const char k_tsuid[] = "{\"tsuid\":\"",
+                          k_metric[] = "\",\"metric\":", k_tags[] = ",\"tags\":";
+        json_w_raw(&w, k_tsuid, sizeof k_tsuid - 1);
+        oct_strbuf_t *b = &c->resp->body;
+        oct_strbuf_append(b, hex, (size_t)hl);
+        oct_strbuf_append(b, k_metric, sizeof k_metric - 1);
+        oct_strbuf_append(b, name, nl);
+        oct_strbuf_append(b, k_tags, sizeof k_tags - 1);
+        if (api_append_tsuid_tags(c, b, keys[i].t, keys[i].len, &eb)) {
             http_error(c->resp, 404, eb.msg, NULL);
             return;
         }
-        json_w_obj_end(&w);
+        oct_strbuf_append(b, "}", 1);
     }
     json_w_arr_end(&w);
     json_w_key(&w, "time");

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "testutil.h"
 #include "api_client.h"
 
@@ -286,11 +287,73 @@ static void rename_uid(void **state)
               "{\"error\":{\"code\":400,\"message\":\"Missing necessary values to rename UID\"}}");
 }
 
+/* A lookup big enough for the answer's fast paths (a slot per tag value
+ * UID, the body sized ahead): 5,000 series, host h<n> with grp g<n % 7>,
+ * sent by this test. Every series comes once, in TSUID order, with its own
+ * two tags; a filtered lookup gets the ones the arithmetic says. */
+#define BIG_N 5000
+static void big_lookup(void **state)
+{
+    (void)state;
+    size_t cap = (size_t)BIG_N * 96 + 16, len = 0;
+    char *body = malloc(cap), *r;
+    len += (size_t)snprintf(body + len, cap - len, "[");
+    for (int i = 0; i < BIG_N; i++)
+        len += (size_t)snprintf(body + len, cap - len,
+                                "%s{\"metric\":\"big.m\",\"timestamp\":1700000000,\"value\":%d,"
+                                "\"tags\":{\"host\":\"h%04d\",\"grp\":\"g%d\"}}",
+                                i ? "," : "", i, i, i % 7);
+    snprintf(body + len, cap - len, "]");
+    assert_int_equal(ac_req(&T, "POST", "/api/uid/assign?metric=big.m", NULL, &r), 200);
+    free(r);
+    assert_int_equal(ac_req(&T, "POST", "/api/put?sync", body, &r), 204);
+    free(r);
+    free(body);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *target = pass ? "/api/search/lookup?m=big.m{grp=g3}&limit=1000000"
+                                  : "/api/search/lookup?m=big.m{host=*}&limit=1000000";
+        assert_int_equal(ac_req(&T, "GET", target, NULL, &r), 200);
+        json_arena_t a = JSON_ARENA_INIT;
+        json_value_t *v;
+        oct_errbuf_t eb;
+        if (json_parse(&a, r, strlen(r), 0, &v, &eb)) fail_msg("bad JSON %s", eb.msg);
+        const json_value_t *res = json_obj_get(v, "results");
+        int64_t total;
+        assert_int_equal(json_number_i64(json_obj_get(v, "totalResults"), &total), 0);
+        int want = pass ? (BIG_N - 3 + 6) / 7 : BIG_N; /* n % 7 == 3 for n < BIG_N */
+        assert_int_equal(total, want);
+        assert_int_equal(res->n, (size_t)want);
+        static char seen[BIG_N];
+        memset(seen, 0, sizeof seen);
+        char prev[64] = "";
+        for (const json_value_t *o = res->child; o; o = o->next) {
+            const json_value_t *ts = json_obj_get(o, "tsuid"), *m = json_obj_get(o, "metric"),
+                               *tags = json_obj_get(o, "tags");
+            const json_value_t *h = json_obj_get(tags, "host"), *g = json_obj_get(tags, "grp");
+            assert_true(ts && m && h && g && tags->n == 2);
+            assert_int_equal(m->len, 5);
+            assert_memory_equal(m->str, "big.m", 5);
+            char t[64];
+            snprintf(t, sizeof t, "%.*s", (int)ts->len, ts->str);
+            if (strcmp(prev, t) >= 0) fail_msg("TSUID %s after %s", t, prev);
+            snprintf(prev, sizeof prev, "%s", t);
+            int n = atoi(h->str + 1), gn = atoi(g->str + 1);
+            assert_true(n >= 0 && n < BIG_N && !seen[n]);
+            seen[n] = 1;
+            assert_int_equal(gn, n % 7);
+            if (pass) assert_int_equal(gn, 3);
+        }
+        json_arena_free(&a);
+        free(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(uid_assign), cmocka_unit_test(suggest), cmocka_unit_test(lookup),
         cmocka_unit_test(uidmeta),    cmocka_unit_test(tsmeta),  cmocka_unit_test(rename_uid),
+        cmocka_unit_test(big_lookup),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
