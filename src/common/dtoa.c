@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/itoa.h"
 #include "common/pow10.h"
 
 /* Parses printf's "%.*e" output of a positive value: digits to dig (returns
@@ -218,11 +219,17 @@ static int exact17(double a, uint64_t *n, int *fr, int *e)
 /* n / 10^j with a constant divisor per case (a multiply, not a divide). */
 static uint64_t div_pow10(uint64_t n, int j)
 {
+    /* literal divisors: through the table the compiler emits a 64-bit div */
     switch (j) {
-#define C(k)                                                                                       \
+#define C(k, v)                                                                                    \
     case k:                                                                                        \
-        return n / oct_pow10_u64[k];
-        C(0) C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12) C(13) C(14) C(15) C(16)
+        return n / v##ull;
+        /* clang-format off */
+        C(0, 1) C(1, 10) C(2, 100) C(3, 1000) C(4, 10000) C(5, 100000) C(6, 1000000)
+        C(7, 10000000) C(8, 100000000) C(9, 1000000000) C(10, 10000000000)
+        C(11, 100000000000) C(12, 1000000000000) C(13, 10000000000000)
+        C(14, 100000000000000) C(15, 1000000000000000) C(16, 10000000000000000)
+        /* clang-format on */
 #undef C
     }
     return 0;
@@ -286,10 +293,7 @@ int oct_dtoa_digits(double v, int min_prec, char *dig, int *exp10, int *prec)
             c = round_exact(n17, fr, e, p, &ce);
             if (p >= 17 || int_reads_back(c, ce - p + 1, a)) break;
         }
-        for (int i = p - 1; i >= 0; i--) {
-            dig[i] = (char)('0' + c % 10);
-            c /= 10;
-        }
+        oct_u64toa(c, dig); /* c has exactly p digits (round_exact) */
         int n = strip(dig, p);
         dig[n] = '\0';
         *exp10 = ce;

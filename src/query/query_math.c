@@ -572,6 +572,69 @@ static size_t lower_bound_ts(const query_dp_t *s, size_t n, int64_t t)
     return lo;
 }
 
+/* Whether a sums its values (sum, zimsum, pfsum, avg: *is_avg for avg):
+ * those fold plain doubles without query__agg_apply. */
+static int sum_like_agg(const query_agg_t *a, int *is_avg)
+{
+    const char *an = query_agg_name(a);
+    *is_avg = !strcmp(an, "avg");
+    return *is_avg || !strcmp(an, "sum") || !strcmp(an, "zimsum") || !strcmp(an, "pfsum");
+}
+
+/* The plain-double sum or avg of one value, as the merge loop below folds
+ * one series' value (NaN gives NaN). */
+static query_dp_t sum_one(double v, int is_avg)
+{
+    double sum = 0.0;
+    size_t cnt = 0;
+    if (!isnan(v)) {
+        sum += v;
+        cnt++;
+    }
+    if (cnt && is_avg) sum /= (double)cnt;
+    return (query_dp_t){.v.f = cnt ? sum : NAN};
+}
+
+/* query_aggregate_range over one series (a group of one: every {host=*}
+ * group of distinct hosts): each output timestamp is one of its points and
+ * there is nothing to interleave or interpolate, so each point in
+ * [t_from, t_to) is aggregated alone, exactly as the merge would (of points
+ * sharing a timestamp, the last), without the merge's set-up. */
+static long aggregate_one(const query_agg_t *a, const query_dp_t *s, size_t n, int64_t t_from,
+                          int64_t t_to, query_dp_t **out)
+{
+    int is_avg, sum_like = sum_like_agg(a, &is_avg);
+    size_t k = t_from == INT64_MIN ? 0 : lower_bound_ts(s, n, t_from), w = 0;
+    query_dp_t *res = malloc((n - k ? n - k : 1) * sizeof *res);
+    void *scratch = query__agg_needs_scratch(a) ? malloc(sizeof(uint64_t)) : NULL;
+    if (!res || (query__agg_needs_scratch(a) && !scratch)) {
+        free(res);
+        free(scratch);
+        return -ENOMEM;
+    }
+    for (; k < n && s[k].ts_ms < t_to; k++) {
+        if (k + 1 < n && s[k + 1].ts_ms == s[k].ts_ms) continue;
+        query_dp_t r;
+        int ok = 1;
+        if (sum_like && !s[k].is_int && !s[k].is_null)
+            r = sum_one(s[k].v.f, is_avg);
+        else
+            ok = query__agg_apply(a, &s[k], 1, &r, scratch);
+        if (ok < 0) {
+            free(res);
+            free(scratch);
+            return ok;
+        }
+        if (ok) {
+            r.ts_ms = s[k].ts_ms;
+            res[w++] = r;
+        }
+    }
+    free(scratch);
+    *out = res;
+    return (long)w;
+}
+
 long query_aggregate_range(const query_agg_t *a, int rate, const query_dp_t *const *series,
                            const size_t *lens, size_t n_series, int64_t t_from, int64_t t_to,
                            query_dp_t **out)
@@ -592,6 +655,7 @@ long query_aggregate_range(const query_agg_t *a, int rate, const query_dp_t *con
     for (size_t s = 0; s < n_series; s++)
         total += lens[s];
     if (total == 0) return 0;
+    if (n_series == 1) return aggregate_one(a, series[0], lens[0], t_from, t_to, out);
 
     query_interp_t interp = query_agg_interp(a);
     merge_t mg = {0};
@@ -610,10 +674,7 @@ long query_aggregate_range(const query_agg_t *a, int rate, const query_dp_t *con
      * cur[] (24), which thousands of series push out of the cache. */
     double *curv = malloc(n_series * sizeof *curv);
     size_t n_curv = 0;
-    const char *an = query_agg_name(a);
-    int sum_like =
-        !strcmp(an, "sum") || !strcmp(an, "zimsum") || !strcmp(an, "pfsum") || !strcmp(an, "avg");
-    int is_avg = !strcmp(an, "avg");
+    int is_avg, sum_like = sum_like_agg(a, &is_avg);
     void *scratch = query__agg_needs_scratch(a) ? malloc(n_series * sizeof(uint64_t)) : NULL;
     size_t ocap = total < 1024 ? total : 1024, w = 0;
     query_dp_t *res = malloc(ocap * sizeof *res);

@@ -271,8 +271,10 @@ size_t api_fmt_double(double v, char *buf)
         memcpy(buf, s, n + 1);
         return n;
     }
-    size_t n = oct_dtoa(v, buf);
-    if (!memchr(buf, '.', n) && !memchr(buf, 'e', n)) {
+    size_t n = oct_dtoa(v, buf), k = 0;
+    while (k < n && buf[k] != '.' && buf[k] != 'e') /* '.' comes early: few digits before it */
+        k++;
+    if (k == n) {
         buf[n++] = '.';
         buf[n++] = '0';
         buf[n] = '\0';
