@@ -236,7 +236,16 @@ int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int
                          tw_series_t **out, oct_errbuf_t *eb);
 void tw_series_free(tw_series_t *s);
 
-/* Loads the persisted series (tsdb-meta, name:octsdb_series): a
+/* Loads the persisted series (tsdb-meta, name:octsdb_series) at open
+ * (load.c): a thread reads the rows while the caller registers them. 0 or
+ * the store's error. Nothing else may create series meanwhile. */
+OCT_MUST_CHECK int tw_series_load(tsdb_writer_t *w, oct_errbuf_t *eb);
+/* Registers the series of TSUID tsuid[0..len) unless known or not a TSUID
+ * of this layout (skipped): one map probe, one allocation, no text key.
+ * Caller holds create_mu. */
+void tw_series_load_one(tsdb_writer_t *w, const uint8_t *tsuid, size_t len);
+/* The same one series at a time, taking create_mu for each (a running TSD
+ * on a shared store re-reading every series, shared.c): a
  * store_part_list callback over the meta table, ctx a tw_load_ctx_t. */
 typedef struct {
     tsdb_writer_t *w;

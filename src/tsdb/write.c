@@ -711,9 +711,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     pthread_rwlock_init(&w->barrier, &ra);
     pthread_rwlockattr_destroy(&ra);
 
-    tw_load_ctx_t lc = {w, eb, 0};
-    int rc = store_part_list(w->st, STORE_TABLE_META, oct_slice(NULL, 0), oct_slice(NULL, 0),
-                             tw_load_part, &lc, eb);
+    int rc = tw_series_load(w, eb);
     if (rc) goto fail;
     /* a rename or delete through this registry reaches the text map */
     uid_set_change_hook(w->uids, tw_names_changed, w);
