@@ -56,7 +56,6 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
     size_t tags_sz = (n ? n : 1) * sizeof(codec_tag_uid_t);
     size_t pairs_sz = kv ? (n ? n : 1) * sizeof(tw_pair_t) : 0;
     tw_series_t *s = xcalloc(1, sizeof *s + tsuid_len);
-    pthread_mutex_init(&s->mu, NULL);
     s->metric = muid;
     s->n_tags = (uint16_t)n;
     char *tx = xmalloc(tags_sz + pairs_sz + tlen);
@@ -104,7 +103,6 @@ void tw_series_free(tw_series_t *s)
     free(s->b);
     free(s->tags); /* and the pairs and text after them; NULL once registered */
     /* the TSUID is part of s's allocation */
-    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
@@ -465,7 +463,6 @@ static tw_series_t *series_alloc_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, s
                                        size_t nt)
 {
     tw_series_t *s = xcalloc(1, sizeof *s + len);
-    pthread_mutex_init(&s->mu, NULL);
     s->metric = oct_get_be_n(tsuid, w->uid_w[CODEC_UID_METRIC]);
     s->n_tags = (uint16_t)nt;
     memcpy(s->tsuid, tsuid, len);

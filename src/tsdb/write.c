@@ -946,17 +946,17 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     for (size_t i = 0; i < n; i++) {
         tw_series_t *s = ser[i];
         if (!s) continue;
-        if (held != s) pthread_mutex_lock(&s->mu);
+        if (held != s) tw_lock(&s->mu);
         held = NULL;
         size_t j = i + 1;
         while (j < n && !ser[j])
             j++;
-        if (j < n && ser[j] != s && pthread_mutex_trylock(&ser[j]->mu) == 0) {
+        if (j < n && ser[j] != s && tw_trylock(&ser[j]->mu)) {
             held = ser[j];
             head_prefetch(held, dps[j].pt.ts_ms);
         }
         int r = head_insert(w, s, &dps[i].pt, seg, now);
-        pthread_mutex_unlock(&s->mu);
+        tw_unlock(&s->mu);
         added += (uint64_t)r;
         dups += (uint64_t)!r;
     }
