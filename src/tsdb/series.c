@@ -88,7 +88,6 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
             memcpy(s->text + off, kv[i].v.ptr, kv[i].v.len);
             off += kv[i].v.len;
         }
-        s->hash = tw_series_text_hash(s);
     }
     return s;
 }

@@ -191,7 +191,7 @@ static tw_tkey_t *tkey_new(const tw_series_t *s)
     for (size_t i = 0; i < n; i++)
         tlen += s->pairs[i].klen + s->pairs[i].vlen;
     tw_tkey_t *k = xmalloc(sizeof *k + 2 * n * sizeof(uint32_t) + n + tlen);
-    k->hash = s->hash;
+    k->hash = tw_series_text_hash(s); /* computed here: the series keeps no copy */
     k->s = (tw_series_t *)s;
     k->id = s->id;
     k->mlen = s->mlen;
