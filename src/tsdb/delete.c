@@ -57,7 +57,7 @@ static uint64_t head_purge(tsdb_writer_t *w, tw_series_t *s, int64_t lo, int64_t
                            int forget_seq)
 {
     uint64_t gone = 0;
-    pthread_mutex_lock(&s->mu);
+    tw_lock(&s->mu);
     for (uint32_t i = 0; i < s->nb; i++) {
         tw_bucket_t *b = &s->b[i];
         if (b->base_s * 1000 + HOUR_MS <= lo || b->base_s * 1000 > hi) continue;
@@ -73,7 +73,7 @@ static uint64_t head_purge(tsdb_writer_t *w, tw_series_t *s, int64_t lo, int64_t
         }
         if (!count_only) b->n = k;
     }
-    pthread_mutex_unlock(&s->mu);
+    tw_unlock(&s->mu);
     if (!count_only && gone) atomic_fetch_sub(&w->head_points, gone);
     return gone;
 }
@@ -99,10 +99,10 @@ void tw_head_purge_prefix(tsdb_writer_t *w, const uint8_t *prefix, size_t len, i
 static int head_empty(tw_series_t *s)
 {
     int empty = 1;
-    pthread_mutex_lock(&s->mu);
+    tw_lock(&s->mu);
     for (uint32_t i = 0; i < s->nb && empty; i++)
         empty = s->b[i].n == 0 && s->b[i].nfl == 0;
-    pthread_mutex_unlock(&s->mu);
+    tw_unlock(&s->mu);
     return empty;
 }
 

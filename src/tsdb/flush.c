@@ -482,7 +482,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
     for (size_t i = 0; i < ps->n; i++) {
         tw_job_t *j = &ps->jobs[i];
         tw_series_t *s = j->s;
-        pthread_mutex_lock(&s->mu);
+        tw_lock(&s->mu);
         tw_bucket_t *b = bucket_of(s, j->base_s);
         if (b) {
             if (j->rc) {
@@ -519,7 +519,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
                 }
             }
         }
-        pthread_mutex_unlock(&s->mu);
+        tw_unlock(&s->mu);
         free(j->val);
         free(j->dels);
         tw_rollup_ops_free(&j->ru);
@@ -550,7 +550,7 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
     int rc = 0, any_write = 0;
     for (size_t i = 0; i < ns; i++) {
         tw_series_t *s = tw_series_at(w, i);
-        pthread_mutex_lock(&s->mu);
+        tw_lock(&s->mu);
         for (uint32_t bi = 0; bi < s->nb;) {
             tw_bucket_t *b = &s->b[bi];
             int closed = now >= (b->base_s + CODEC_ROWKEY_SPAN_S) * 1000 + w->grace_ms;
@@ -604,7 +604,7 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
             }
             bi++;
         }
-        pthread_mutex_unlock(&s->mu);
+        tw_unlock(&s->mu);
         if (ps->n > TW_JOBS - 16) {
             any_write = 1;
             int r = run_jobs(w, ps, 0, eb);

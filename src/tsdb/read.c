@@ -179,7 +179,7 @@ static void head_copy(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int64_
 {
     tw_series_t *s = tw_map_find_tsuid(&w->by_tsuid, tsuid, len);
     if (!s) return;
-    pthread_mutex_lock(&s->mu);
+    tw_lock(&s->mu);
     for (uint32_t i = 0; i < s->nb; i++) {
         const tw_bucket_t *b = &s->b[i];
         if ((b->base_s + 3600) * 1000 <= lo || b->base_s * 1000 > hi) continue;
@@ -191,7 +191,7 @@ static void head_copy(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int64_
             if (b->cur[j].ts_ms >= lo && b->cur[j].ts_ms <= hi)
                 (*v)[(*n)++] = (tw_rpt_t){b->cur[j], TW_RANK_HEAD};
     }
-    pthread_mutex_unlock(&s->mu);
+    tw_unlock(&s->mu);
 }
 
 /* Reusable buffers of one reader (write.h): after warm-up a read allocates

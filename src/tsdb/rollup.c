@@ -431,10 +431,10 @@ int64_t tsdb_rollup_pending_s(tsdb_t *db, const uint8_t *tsuid, size_t len)
     tw_series_t *s = tw_map_find_tsuid(&w->by_tsuid, tsuid, len);
     if (!s) return first;
     /* a bucket leaves the head only after its final flush wrote its rollups */
-    pthread_mutex_lock(&s->mu);
+    tw_lock(&s->mu);
     for (uint32_t i = 0; i < s->nb; i++)
         if (s->b[i].base_s < first) first = s->b[i].base_s;
-    pthread_mutex_unlock(&s->mu);
+    tw_unlock(&s->mu);
     return first;
 }
 

@@ -219,12 +219,12 @@ static int ra_hours(tsdb_t *db, tw_series_t *s, int64_t lo_s, int64_t hi_s, int6
         tsdb__parts_free(&pl);
         return rc;
     }
-    pthread_mutex_lock(&s->mu);
+    tw_lock(&s->mu);
     size_t cap = pl.n + s->nb, k = 0;
     int64_t *h = xmalloc((cap ? cap : 1) * sizeof *h);
     for (uint32_t i = 0; i < s->nb; i++)
         if (s->b[i].base_s >= lo_s && s->b[i].base_s < hi_s) h[k++] = s->b[i].base_s;
-    pthread_mutex_unlock(&s->mu);
+    tw_unlock(&s->mu);
     for (size_t i = 0; i < pl.n; i++) {
         oct_slice_t p = tsdb__part(&pl, i);
         h[k++] = oct_get_be32(p.ptr + p.len - 4);

@@ -56,7 +56,6 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
     size_t tags_sz = (n ? n : 1) * sizeof(codec_tag_uid_t);
     size_t pairs_sz = kv ? (n ? n : 1) * sizeof(tw_pair_t) : 0;
     tw_series_t *s = xcalloc(1, sizeof *s + tsuid_len);
-    pthread_mutex_init(&s->mu, NULL);
     s->metric = muid;
     s->n_tags = (uint16_t)n;
     char *tx = xmalloc(tags_sz + pairs_sz + tlen);
@@ -89,7 +88,6 @@ static tw_series_t *series_alloc(tsdb_writer_t *w, oct_slice_t metric, uint64_t 
             memcpy(s->text + off, kv[i].v.ptr, kv[i].v.len);
             off += kv[i].v.len;
         }
-        s->hash = tw_series_text_hash(s);
     }
     return s;
 }
@@ -104,7 +102,6 @@ void tw_series_free(tw_series_t *s)
     free(s->b);
     free(s->tags); /* and the pairs and text after them; NULL once registered */
     /* the TSUID is part of s's allocation */
-    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
@@ -482,7 +479,6 @@ static tw_series_t *series_alloc_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, s
                                        size_t nt)
 {
     tw_series_t *s = xcalloc(1, sizeof *s + len);
-    pthread_mutex_init(&s->mu, NULL);
     s->metric = oct_get_be_n(tsuid, w->uid_w[CODEC_UID_METRIC]);
     s->n_tags = (uint16_t)nt;
     memcpy(s->tsuid, tsuid, len);
@@ -538,6 +534,15 @@ int tw_series_from_tsuid(tsdb_writer_t *w, const uint8_t *tsuid, size_t len, int
     return rc;
 }
 
+void tw_series_load_one(tsdb_writer_t *w, const uint8_t *tsuid, size_t len)
+{
+    oct_errbuf_t eb;
+    int nt = series_tsuid_tags(w, tsuid, len, &eb);
+    /* A row that is not a TSUID of this layout is not ours: skip. */
+    if (nt < 0 || tw_map_find_tsuid(&w->by_tsuid, tsuid, len)) return;
+    series_register(w, series_alloc_tsuid(w, tsuid, len, (size_t)nt), 1);
+}
+
 int tw_load_part(void *ctx, oct_slice_t part)
 {
     tw_load_ctx_t *lc = ctx;
@@ -549,24 +554,16 @@ int tw_load_part(void *ctx, oct_slice_t part)
     if (rc) return rc;
     store_result_t row = STORE_RESULT_INIT;
     oct_slice_t q = oct_slice_str(TW_META_QUAL);
-    tsdb_writer_t *w = lc->w;
-    /* At open nothing else creates series: one lock for the partition, one
-     * probe of the TSUID map and one allocation per series (each of these
-     * was a cost of a million-series start-up, docs/architecture.md). */
-    pthread_mutex_lock(&w->create_mu);
     while ((rc = store_scan_next(sc, &row, lc->eb)) == 1) {
         for (size_t i = 0; i < row.n; i++) {
             if (!oct_slice_eq(row.cells[i].qualifier, q)) continue;
-            const uint8_t *tsuid = row.cells[i].row.ptr;
-            size_t len = row.cells[i].row.len;
+            tw_series_t *s;
             oct_errbuf_t e2;
-            int nt = series_tsuid_tags(w, tsuid, len, &e2);
             /* A row that is not a TSUID of this layout is not ours: skip. */
-            if (nt < 0 || tw_map_find_tsuid(&w->by_tsuid, tsuid, len)) continue;
-            series_register(w, series_alloc_tsuid(w, tsuid, len, (size_t)nt), 1);
+            (void)tw_series_from_tsuid(lc->w, row.cells[i].row.ptr, row.cells[i].row.len, 0, &s,
+                                       &e2);
         }
     }
-    pthread_mutex_unlock(&w->create_mu);
     store_result_free(&row);
     store_scan_close(sc);
     return rc < 0 ? rc : 0;

@@ -51,15 +51,46 @@ typedef struct {
     uint32_t koff, klen, voff, vlen;
 } tw_pair_t;
 
+/* A series' head lock: 4 bytes where a pthread_mutex_t takes 40, a
+ * million series holding a million of them. v: 0 free, 1 held, 2 held and
+ * maybe waited for; waiters sleep on the word (futex), so a holder that
+ * blocks (a flush) costs them no CPU. Acquire/release atomics carry the
+ * ordering (ThreadSanitizer sees it through them). Not recursive, no
+ * timed wait, never used with a condition variable. head_lock.c. */
+typedef struct {
+    _Atomic uint32_t v;
+} tw_lock_t;
+void tw_lock_wait(tw_lock_t *l);
+void tw_lock_wake(tw_lock_t *l);
+static inline void tw_lock(tw_lock_t *l)
+{
+    uint32_t z = 0;
+    if (!atomic_compare_exchange_strong_explicit(&l->v, &z, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        tw_lock_wait(l);
+}
+/* 1 when taken, 0 when held elsewhere (nothing waits). */
+static inline int tw_trylock(tw_lock_t *l)
+{
+    uint32_t z = 0;
+    return atomic_compare_exchange_strong_explicit(&l->v, &z, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+static inline void tw_unlock(tw_lock_t *l)
+{
+    if (atomic_exchange_explicit(&l->v, 0, memory_order_release) == 2) tw_lock_wake(l);
+}
+
 typedef struct tw_series {
     /* Fields ordered widest first, the TSUID last: one allocation holds the
      * struct and the TSUID (tsuid_len bytes, not TW_MAX_TSUID), so a series
-     * costs what its UIDs take, not the largest TSUID possible. */
-    uint64_t hash; /* of the text key (tw_hash_*), 0 when text is absent */
+     * costs what its UIDs take, not the largest TSUID possible. Nothing
+     * needed only until registration is kept in 8 bytes of its own (the
+     * text key's hash: tkey_new computes it): 8 bytes less moves a series
+     * with 8 tags down a malloc size class. */
     uint64_t tsuid_hash;
     uint64_t wal_seg; /* segment holding its SERIES record (under the WAL lock) */
     uint64_t metric;
-    pthread_mutex_t mu; /* head */
     tw_bucket_t *b;
     /* Until registered (NULL after: the TSUID holds them) the tags as UIDs,
      * sorted by tagk UID once resolved, then in the same allocation the
@@ -70,6 +101,7 @@ typedef struct tw_series {
     char *text;       /* metric then pairs, no separators */
     tw_pair_t *pairs; /* n_tags */
     uint32_t id;      /* process-local, names the series in WAL records */
+    tw_lock_t mu;     /* head (b, nb, capb); in what was padding */
     uint32_t nb, capb;
     uint32_t mlen;
     uint16_t n_tags;
@@ -242,7 +274,16 @@ void tw_series_free(tw_series_t *s);
  * persisted again and it rejoins the index. Call with no lock held. */
 int tw_series_revive(tsdb_writer_t *w, tw_series_t *s, oct_errbuf_t *eb);
 
-/* Loads the persisted series (tsdb-meta, name:octsdb_series): a
+/* Loads the persisted series (tsdb-meta, name:octsdb_series) at open
+ * (load.c): a thread reads the rows while the caller registers them. 0 or
+ * the store's error. Nothing else may create series meanwhile. */
+OCT_MUST_CHECK int tw_series_load(tsdb_writer_t *w, oct_errbuf_t *eb);
+/* Registers the series of TSUID tsuid[0..len) unless known or not a TSUID
+ * of this layout (skipped): one map probe, one allocation, no text key.
+ * Caller holds create_mu. */
+void tw_series_load_one(tsdb_writer_t *w, const uint8_t *tsuid, size_t len);
+/* The same one series at a time, taking create_mu for each (a running TSD
+ * on a shared store re-reading every series, shared.c): a
  * store_part_list callback over the meta table, ctx a tw_load_ctx_t. */
 typedef struct {
     tsdb_writer_t *w;

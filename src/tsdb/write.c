@@ -192,7 +192,7 @@ static tw_tkey_t *tkey_new(const tw_series_t *s)
     for (size_t i = 0; i < n; i++)
         tlen += s->pairs[i].klen + s->pairs[i].vlen;
     tw_tkey_t *k = xmalloc(sizeof *k + 2 * n * sizeof(uint32_t) + n + tlen);
-    k->hash = s->hash;
+    k->hash = tw_series_text_hash(s); /* computed here: the series keeps no copy */
     k->s = (tw_series_t *)s;
     k->id = s->id;
     k->mlen = s->mlen;
@@ -720,9 +720,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     pthread_rwlock_init(&w->barrier, &ra);
     pthread_rwlockattr_destroy(&ra);
 
-    tw_load_ctx_t lc = {w, eb, 0};
-    int rc = store_part_list(w->st, STORE_TABLE_META, oct_slice(NULL, 0), oct_slice(NULL, 0),
-                             tw_load_part, &lc, eb);
+    int rc = tw_series_load(w, eb);
     if (rc) goto fail;
     /* a rename or delete through this registry reaches the text map */
     uid_set_change_hook(w->uids, tw_names_changed, w);
@@ -958,18 +956,18 @@ static long put_chunk(tsdb_writer_t *w, const tsdb_dp_t *dps, size_t n, size_t b
     for (size_t i = 0; i < n; i++) {
         tw_series_t *s = ser[i];
         if (!s) continue;
-        if (held != s) pthread_mutex_lock(&s->mu);
+        if (held != s) tw_lock(&s->mu);
         held = NULL;
         size_t j = i + 1;
         while (j < n && !ser[j])
             j++;
-        if (j < n && ser[j] != s && pthread_mutex_trylock(&ser[j]->mu) == 0) {
+        if (j < n && ser[j] != s && tw_trylock(&ser[j]->mu)) {
             held = ser[j];
             head_prefetch(held, dps[j].pt.ts_ms);
         }
         int r = head_insert(w, s, &dps[i].pt, seg, now);
         revive |= atomic_load_explicit(&s->gone, memory_order_relaxed);
-        pthread_mutex_unlock(&s->mu);
+        tw_unlock(&s->mu);
         added += (uint64_t)r;
         dups += (uint64_t)!r;
     }

@@ -419,6 +419,88 @@ static void test_series_index(void **state)
     }
 }
 
+static int count_cb(void *ctx, const uint8_t *tsuid, size_t len)
+{
+    (void)tsuid;
+    (void)len;
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
+static size_t count_of(tsdb_t *db, const char *m, const char *k, const char *v)
+{
+    oct_errbuf_t eb;
+    uid_registry_t *u = tsdb_uids(db);
+    uint64_t mi = 0, ki = 0, vi = 0;
+    assert_int_equal(uid_get_id(u, CODEC_UID_METRIC, (const uint8_t *)m, strlen(m), &mi, &eb), 0);
+    if (k)
+        assert_int_equal(uid_get_id(u, CODEC_UID_TAGK, (const uint8_t *)k, strlen(k), &ki, &eb), 0);
+    if (v)
+        assert_int_equal(uid_get_id(u, CODEC_UID_TAGV, (const uint8_t *)v, strlen(v), &vi, &eb), 0);
+    size_t n = 0;
+    assert_int_equal(tsdb_series_find(db, mi, ki, vi, count_cb, &n), 0);
+    return n;
+}
+
+/* Enough series that the open reads them in several batches on its reader
+ * thread (load.c: 256 KB of TSUIDs, ~12,000 of these): every one is back in
+ * the index and the TSUID map after a reopen, none twice. */
+static void test_series_reload_many(void **state)
+{
+    fx_t *fx = *state;
+    oct_errbuf_t eb;
+    enum { HOSTS = 10000, METRICS = 3 };
+    static char names[METRICS * HOSTS][48];
+    static oct_slice_t tags[METRICS * HOSTS][4];
+    static tsdb_dp_t dps[METRICS * HOSTS];
+    for (int m = 0; m < METRICS; m++)
+        for (int h = 0; h < HOSTS; h++) {
+            int i = m * HOSTS + h;
+            int n = snprintf(names[i], sizeof names[i],
+                             "m%d"
+                             "h%05d"
+                             "d%d",
+                             m, h, h % 7);
+            assert_true(n > 0);
+            tags[i][0] = oct_slice_str("host");
+            tags[i][1] = oct_slice(names[i] + 2, 6);
+            tags[i][2] = oct_slice_str("dc");
+            tags[i][3] = oct_slice(names[i] + 8, 2);
+            dps[i] = (tsdb_dp_t){oct_slice(names[i], 2), tags[i], 2, {H0 * 1000, {.i = i}, 0}, 0};
+        }
+    assert_int_equal(tsdb_put_batch(fx->db, dps, METRICS * HOSTS, NULL, NULL, NULL, &eb),
+                     METRICS * HOSTS);
+    /* dc d3 holds the hosts h with h % 7 == 3: 3, 10, .., 9999, (9999 - 3) / 7 + 1 = 1429 */
+    for (int pass = 0; pass < 2; pass++) {
+        tsdb_stats_t st;
+        tsdb_stats(fx->db, &st);
+        assert_int_equal(st.series, METRICS * HOSTS);
+        for (int m = 0; m < METRICS; m++) {
+            char mn[4];
+            snprintf(mn, sizeof mn, "m%d", m);
+            assert_int_equal(count_of(fx->db, mn, NULL, NULL), HOSTS);
+            assert_int_equal(count_of(fx->db, mn, "dc", NULL), HOSTS);
+            assert_int_equal(count_of(fx->db, mn, "dc", "d3"), 1429);
+            assert_int_equal(count_of(fx->db, mn, "host", "h09999"), 1);
+        }
+        tsdb_close(fx->db);
+        fx->db = open_db(fx->dir, NULL);
+    }
+    /* the loaded series take puts again without a new one */
+    for (int i = 0; i < METRICS * HOSTS; i++)
+        dps[i].pt.ts_ms += 1000;
+    assert_int_equal(tsdb_put_batch(fx->db, dps, METRICS * HOSTS, NULL, NULL, NULL, &eb),
+                     METRICS * HOSTS);
+    tsdb_stats_t st;
+    tsdb_stats(fx->db, &st);
+    assert_int_equal(st.series, METRICS * HOSTS);
+    assert_int_equal(st.series_created, 0);
+    codec_point_t *pts = NULL;
+    assert_int_equal(read_all(fx->db, "m2", "host=h04321 dc=d2", &pts), 2);
+    assert_int_equal(pts[0].val.i, 2 * HOSTS + 4321);
+    free(pts);
+}
+
 static void test_salted(void **state)
 {
     (void)state;
@@ -824,6 +906,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_tag_rules, setup, teardown),
         cmocka_unit_test(test_unknown_metric),
         cmocka_unit_test_setup_teardown(test_series_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_reload_many, setup, teardown),
         cmocka_unit_test(test_salted),
         cmocka_unit_test(test_segments),
         cmocka_unit_test_setup_teardown(test_opentsdb_cells, setup, teardown),
