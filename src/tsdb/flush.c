@@ -548,7 +548,9 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
     int64_t now = oct_clock_wall_ms();
     size_t ns = atomic_load_explicit(&w->n_series, memory_order_acquire);
     int rc = 0, any_write = 0;
-    for (size_t i = 0; i < ns; i++) {
+    /* only the series with head buckets (tw_active_*): an idle pass over a
+     * million series used to take each one's lock */
+    for (size_t i = tw_active_next(w, 0, ns); i < ns; i = tw_active_next(w, i + 1, ns)) {
         tw_series_t *s = tw_series_at(w, i);
         tw_lock(&s->mu);
         for (uint32_t bi = 0; bi < s->nb;) {
@@ -604,6 +606,7 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
             }
             bi++;
         }
+        if (!s->nb) tw_active_clear(w, s->id);
         tw_unlock(&s->mu);
         if (ps->n > TW_JOBS - 16) {
             any_write = 1;

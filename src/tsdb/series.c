@@ -110,8 +110,10 @@ void tw_series_free(tw_series_t *s)
 static void series_register(tsdb_writer_t *w, tw_series_t *s, int with_text)
 {
     size_t i = atomic_load_explicit(&w->n_series, memory_order_relaxed);
-    if (!w->list[i / TW_LIST_CHUNK])
+    if (!w->list[i / TW_LIST_CHUNK]) {
+        w->active[i / TW_LIST_CHUNK] = xcalloc(TW_ACTIVE_WORDS, sizeof(uint64_t));
         w->list[i / TW_LIST_CHUNK] = xcalloc(TW_LIST_CHUNK, sizeof(tw_series_t *));
+    }
     w->list[i / TW_LIST_CHUNK][i % TW_LIST_CHUNK] = s;
     s->id = (uint32_t)i;
     atomic_store_explicit(&w->n_series, i + 1, memory_order_release);

@@ -165,6 +165,11 @@ struct tsdb_writer {
     pthread_mutex_t create_mu;
     tw_series_t **list[TW_LIST_DIR];
     _Atomic size_t n_series;
+    /* a bit per series of list (same chunks): set while it has head buckets.
+     * Set by the put adding its first bucket, cleared by the flush pass that
+     * leaves it none, both under the series' lock; the pass visits only
+     * these. A put logged before the pass's barrier set its bit before it. */
+    _Atomic uint64_t *active[TW_LIST_DIR];
 
     tsdb_wal_t *wal;
     pthread_rwlock_t barrier; /* puts: read (log append .. head insert); flusher: write */
@@ -226,6 +231,37 @@ static inline void tw_cond_init_mono(pthread_cond_t *cv)
 static inline tw_series_t *tw_series_at(tsdb_writer_t *w, size_t i)
 {
     return w->list[i / TW_LIST_CHUNK][i % TW_LIST_CHUNK];
+}
+
+#define TW_ACTIVE_WORDS (TW_LIST_CHUNK / 64)
+
+/* Marks series id as holding head buckets (caller holds its lock). */
+static inline void tw_active_set(tsdb_writer_t *w, uint32_t id)
+{
+    atomic_fetch_or_explicit(&w->active[id / TW_LIST_CHUNK][id % TW_LIST_CHUNK / 64],
+                             1ull << (id % 64), memory_order_relaxed);
+}
+
+/* Clears the mark of series id, whose head is empty (caller holds its lock). */
+static inline void tw_active_clear(tsdb_writer_t *w, uint32_t id)
+{
+    atomic_fetch_and_explicit(&w->active[id / TW_LIST_CHUNK][id % TW_LIST_CHUNK / 64],
+                              ~(1ull << (id % 64)), memory_order_relaxed);
+}
+
+/* The first marked series index in [i, n), or n. */
+static inline size_t tw_active_next(tsdb_writer_t *w, size_t i, size_t n)
+{
+    while (i < n) {
+        size_t c = i / TW_LIST_CHUNK, wd = i % TW_LIST_CHUNK / 64;
+        uint64_t m = atomic_load_explicit(&w->active[c][wd], memory_order_relaxed) >> (i % 64);
+        if (m) {
+            i += (size_t)__builtin_ctzll(m);
+            return i < n ? i : n;
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    return n;
 }
 
 /* write.c: the series maps. tw_map_insert is called with create_mu held;

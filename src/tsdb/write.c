@@ -521,6 +521,7 @@ static int head_insert(tsdb_writer_t *w, tw_series_t *s, const codec_point_t *pt
             s->capb = s->capb ? 2 * s->capb : 1;
             s->b = xrealloc(s->b, s->capb * sizeof *s->b);
         }
+        if (!s->nb) tw_active_set(w, s->id);
         b = &s->b[s->nb++];
         memset(b, 0, sizeof *b);
         b->base_s = base;
@@ -778,8 +779,10 @@ void tsdb__writer_close(tsdb_writer_t *w)
     size_t n = atomic_load(&w->n_series);
     for (size_t i = 0; i < n; i++)
         tw_series_free(tw_series_at(w, i));
-    for (size_t i = 0; i < TW_LIST_DIR && w->list[i]; i++)
+    for (size_t i = 0; i < TW_LIST_DIR && w->list[i]; i++) {
         free(w->list[i]);
+        free((void *)w->active[i]);
+    }
     map_free(&w->by_text);
     map_free(&w->by_tsuid);
     tw_index_free(w->index);
