@@ -73,11 +73,7 @@ static char *gen(unsigned *seed, int m, int s, int h0, int h1, int per_hour)
             used[sec] = 1;
             pt_t *p = &g_p[m][s][g_n[m][s]++];
             p->ts = T0 + 3600LL * h + sec;
-            p->is_int = rand_r(seed) % 2;
-            if (p->is_int)
-                p->i = (long long)(rand_r(seed) % 2001) - 1000;
-            else
-                p->f = ((double)(rand_r(seed) % 2000001) - 1000000.0) / 1024.0;
+            rm_random_value(seed, p);
             if (p->is_int)
                 oct_strbuf_printf(&sb,
                                   "%s{\"metric\":\"%s\",\"timestamp\":%lld,\"value\":%lld,"
