@@ -24,6 +24,18 @@ static inline double rm_pv(const rm_pt_t *p)
     return p->is_int ? (double)p->i : p->f;
 }
 
+/* A random value into p: an integer in [-1000, 1000] or a multiple of
+ * 1/1024 within about +-977, so every sum of a few thousand is exact in a
+ * double whatever the order. */
+static inline void rm_random_value(unsigned *seed, rm_pt_t *p)
+{
+    p->is_int = rand_r(seed) % 2;
+    if (p->is_int)
+        p->i = (long long)(rand_r(seed) % 2001) - 1000;
+    else
+        p->f = ((double)(rand_r(seed) % 2000001) - 1000000.0) / 1024.0;
+}
+
 /* <agg> (sum, count, min, max, dev -- the population standard deviation,
  * in two passes --, else avg) of the points of p[0..n) in
  * [b, b + iv_s) into *v. Returns 0 when the bucket has no point. */

@@ -68,11 +68,7 @@ static char *gen(unsigned *seed, int s)
             used[sec] = 1;
             rm_pt_t *p = &g_p[s][g_n[s]++];
             p->ts = T0 + 3600LL * h + sec;
-            p->is_int = rand_r(seed) % 2;
-            if (p->is_int)
-                p->i = (long long)(rand_r(seed) % 2001) - 1000;
-            else
-                p->f = ((double)(rand_r(seed) % 2000001) - 1000000.0) / 1024.0;
+            rm_random_value(seed, p);
             oct_strbuf_printf(&sb, "%s{\"metric\":\"x.d\",\"timestamp\":%lld,\"value\":",
                               sb.len > 1 ? "," : "", p->ts);
             if (p->is_int)
@@ -170,22 +166,28 @@ static void compact(tu_tsd_t *t)
     free(out);
 }
 
+/* A TSD with auto rollups holding the model's random points of every
+ * series, flushed and rolled up by a clean stop, started again. */
+static void start_with_data(tu_tsd_t *t, unsigned *seed)
+{
+    memset(t, 0, sizeof *t);
+    memset(g_n, 0, sizeof g_n);
+    assert_int_equal(tu_tsd_start(t, g_auto), 0);
+    for (int s = 0; s < NSER; s++) {
+        char *body = gen(seed, s);
+        free(ac_req_ok(t, "POST", "/api/put", body, 204));
+        free(body);
+    }
+    assert_int_equal(tu_tsd_stop(t), 0);
+    assert_int_equal(tu_tsd_start(t, g_auto), 0);
+}
+
 static void auto_rollups_cut(void **state)
 {
     (void)state;
     tu_tsd_t t;
-    memset(&t, 0, sizeof t);
-    memset(g_n, 0, sizeof g_n);
     unsigned seed = 1212;
-    assert_int_equal(tu_tsd_start(&t, g_auto), 0);
-    for (int s = 0; s < NSER; s++) {
-        char *body = gen(&seed, s);
-        free(ac_req_ok(&t, "POST", "/api/put", body, 204));
-        free(body);
-    }
-    /* a clean stop flushes every hour and makes its rollups */
-    assert_int_equal(tu_tsd_stop(&t), 0);
-    assert_int_equal(tu_tsd_start(&t, g_auto), 0);
+    start_with_data(&t, &seed);
     check_all(&t, "before any delete");
 
     /* series 0: cuts hours 5 and 7 of day 0, hour 6 wholly inside */
@@ -262,17 +264,8 @@ static void kill_mid_delete(void **state)
 {
     (void)state;
     tu_tsd_t t;
-    memset(&t, 0, sizeof t);
-    memset(g_n, 0, sizeof g_n);
     unsigned seed = 99;
-    assert_int_equal(tu_tsd_start(&t, g_auto), 0);
-    for (int s = 0; s < NSER; s++) {
-        char *body = gen(&seed, s);
-        free(ac_req_ok(&t, "POST", "/api/put", body, 204));
-        free(body);
-    }
-    assert_int_equal(tu_tsd_stop(&t), 0);
-    assert_int_equal(tu_tsd_start(&t, g_auto), 0);
+    start_with_data(&t, &seed);
     static rm_pt_t before[NSER][MAXP];
     static int nbefore[NSER];
     int seen[2] = {0, 0};
