@@ -38,8 +38,10 @@ static int ra_flush(tsdb_t *db, ra_out_t *o, oct_errbuf_t *eb)
 {
     if (o->n == 0) return 0;
     store_op_t *ops = xmalloc(o->n * sizeof *ops);
-    for (size_t i = 0; i < o->n; i++)
+    for (size_t i = 0; i < o->n; i++) {
         ops[i] = tw_rollup_cell_put(&o->c[i]);
+        if (o->c[i].vlen == 0) ops[i].kind = STORE_OP_DELETE_CELL; /* ra_add's del */
+    }
     int rc = tw_rollup_write(db, ops, o->n, eb);
     free(ops);
     if (!rc) o->written += o->n;
@@ -49,7 +51,7 @@ static int ra_flush(tsdb_t *db, ra_out_t *o, oct_errbuf_t *eb)
 
 static int ra_add(tsdb_t *db, ra_out_t *o, const codec_rowkey_layout_t *l, const uint8_t *tsuid,
                   size_t len, const query_rollup_interval_t *iv, int id, int64_t start_s,
-                  const codec_point_t *v, oct_errbuf_t *eb)
+                  const codec_point_t *v, int del, oct_errbuf_t *eb)
 {
     if (o->n == o->cap) {
         o->cap = o->cap ? 2 * o->cap : 64;
@@ -57,6 +59,7 @@ static int ra_add(tsdb_t *db, ra_out_t *o, const codec_rowkey_layout_t *l, const
     }
     int rc = tw_rollup_cell(l, tsuid, len, iv, id, start_s, v, &o->c[o->n], eb);
     if (rc) return rc;
+    if (del) o->c[o->n].vlen = 0; /* ra_flush deletes the cell instead */
     o->n++;
     return o->n >= RA_BATCH ? ra_flush(db, o, eb) : 0;
 }
@@ -173,9 +176,18 @@ int tw_rollup_long(tsdb_t *db, const tw_rollup_touch_t *t, size_t n, uint64_t *c
             codec_point_t v[TSDB_ROLLUP_MAX_IDS];
             int has[TSDB_ROLLUP_MAX_IDS];
             ra_combine(sv, sn, v, has);
+            /* a sum of squares only when every source interval has one (an
+             * hour rolled up before octsdb kept it, or whose sum a client
+             * rewrote, has not): a partial one would be a wrong dev */
+            int partial = sn[4] != sn[0] || sn[4] != sn[1];
+            if (partial) has[4] = 0;
             for (int a = 0; a < TSDB_ROLLUP_MAX_IDS && !rc; a++)
                 if (has[a])
-                    rc = ra_add(db, &o, &l, p[k].tsuid, p[k].len, iv, ids[a], start, &v[a], eb);
+                    rc = ra_add(db, &o, &l, p[k].tsuid, p[k].len, iv, ids[a], start, &v[a], 0, eb);
+            if (!rc && partial) { /* and none left from an earlier computation */
+                rc = ra_add(db, &o, &l, p[k].tsuid, p[k].len, iv, TSDB_ROLLUP_ID_SUMSQ, start,
+                            &v[0], 1, eb);
+            }
             for (size_t r = 0; r < nr; r++)
                 free(rv[r]);
         }

@@ -208,6 +208,31 @@ static void long_intervals(void **state)
                  fb[i]);
         rm_expect(&t, fb[i], target, mts, mv, n, 1e-9);
     }
+    /* a late point into hour 6 recomputes day 0 from its hours, hour 5
+     * without its sum of squares now: the day has none either (a partial
+     * one would give a wrong dev) */
+    long long lts = T0 + 6 * 3600 + 3599;
+    for (int i = 0; i < g_n[0][0]; i++)
+        if (g_p[0][0][i].ts == lts) lts--, i = -1; /* a second without a point */
+    pt_t *lp = &g_p[0][0][g_n[0][0]++];
+    *lp = (pt_t){.ts = lts, .is_int = 1, .i = 77};
+    snprintf(body, sizeof body,
+             "{\"metric\":\"x.r\",\"timestamp\":%lld,\"value\":77,\"tags\":{\"s\":\"0\"}}", lp->ts);
+    r = ac_req_ok(&t, "POST", "/api/put", body, 204);
+    free(r);
+    r = ac_req_ok(&t, "POST", "/api/octsdb/flush", NULL, 204);
+    free(r);
+    snprintf(target, sizeof target,
+             "/api/query?start=%lld&end=%lld&m=sum:1d-dev:rollup_nofallback:x.r%%7Bs=0%%7D", T0,
+             T0 + 86399);
+    AC_EXPECT(&t, "GET", target, NULL, 400,
+              "{\"error\":{\"code\":400,\"message\":\"Standard deviation over rolled up data "
+              "is not supported at this time\"}}");
+    n = model(0, 0, "dev", 86400, T0, T0 + 86400, mts, mv);
+    snprintf(target, sizeof target,
+             "/api/query?start=%lld&end=%lld&m=sum:1d-dev:rollup_fallback_raw:x.r%%7Bs=0%%7D", T0,
+             T0 + 86399);
+    rm_expect(&t, "1d after a late point", target, mts, mv, n, 1e-9);
     tu_tsd_destroy(&t);
 }
 
