@@ -22,8 +22,10 @@ typedef struct {
 
 static fx_t *g_fx;
 
-/* Opens a tsdb on a fresh temp dir and makes it g_fx (a failure fails the test). */
-static inline fx_t *tsdb_fx_open(void)
+/* Opens a tsdb on a fresh temp dir and makes it g_fx (a failure fails the
+ * test), with the config pairs kv[0] = kv[1], ... (NULL-terminated; NULL:
+ * none) beside the fixture's own. */
+static inline fx_t *tsdb_fx_open_kv(const char *const *kv)
 {
     fx_t *fx = calloc(1, sizeof *fx);
     assert_non_null(fx);
@@ -32,11 +34,19 @@ static inline fx_t *tsdb_fx_open(void)
     oct_errbuf_t eb;
     assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", fx->dir, &eb), 0);
     assert_int_equal(oct_config_set(cfg, "tsd.core.auto_create_metrics", "true", &eb), 0);
+    for (size_t i = 0; kv && kv[i]; i += 2)
+        assert_int_equal(oct_config_set(cfg, kv[i], kv[i + 1], &eb), 0);
     int rc = tsdb_open(cfg, 0, &fx->db, &eb);
     if (rc) fail_msg("tsdb_open: %s", eb.msg);
     oct_config_free(cfg);
     g_fx = fx;
     return fx;
+}
+
+/* Opens a tsdb on a fresh temp dir and makes it g_fx (a failure fails the test). */
+static inline fx_t *tsdb_fx_open(void)
+{
+    return tsdb_fx_open_kv(NULL);
 }
 
 /* The UID of an existing name in g_fx (a failure fails the test). */

@@ -23,6 +23,7 @@
 #include "query/query.h"
 #include "testutil.h"
 #include "tsdb/tsdb.h"
+#include "tsdb_fixture.h"
 #include "tsdb/write.h"
 
 #define H0 1356998400LL /* 2013-01-01T00:00:00Z */
@@ -154,17 +155,10 @@ static void check(const char *step)
 
 static void widths(void **state)
 {
-    (void)state;
-    char *dir = tu_tempdir();
-    oct_config_t *cfg = oct_config_new();
-    oct_errbuf_t eb;
-    assert_int_equal(oct_config_set(cfg, "tsd.storage.data_dir", dir, &eb), 0);
-    assert_int_equal(oct_config_set(cfg, "tsd.core.auto_create_metrics", "true", &eb), 0);
-    assert_int_equal(oct_config_set(cfg, "tsd.rollups.enable", "true", &eb), 0);
-    assert_int_equal(oct_config_set(cfg, "tsd.rollups.auto", "true", &eb), 0);
-    assert_int_equal(oct_config_set(cfg, "tsd.rollups.config", CONF, &eb), 0);
-    if (tsdb_open(cfg, 0, &g_db, &eb)) fail_msg("tsdb_open: %s", eb.msg);
-    oct_config_free(cfg);
+    static const char *const kv[] = {
+        "tsd.rollups.enable", "true", "tsd.rollups.auto", "true", "tsd.rollups.config", CONF, NULL};
+    *state = tsdb_fx_open_kv(kv);
+    g_db = g_fx->db;
     memset(&g_m, 0, sizeof g_m);
 
     /* 1-byte integers everywhere (sum 5, 1d sum 50) */
@@ -191,16 +185,12 @@ static void widths(void **state)
     put(7, 300, 1, -2000.1);
     flush_all();
     check("one hour's minimum to a double");
-
-    tsdb_close(g_db);
-    tu_rmrf(dir);
-    free(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(widths),
+        cmocka_unit_test_teardown(widths, tsdb_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
