@@ -433,6 +433,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
         store_op_t *rops = xmalloc(nru * sizeof *rops);
         size_t k = 0;
         for (size_t i = 0; i < ps->n; i++) {
+            if (!ps->jobs[i].ru.n) continue; /* its ops may be NULL */
             memcpy(rops + k, ps->jobs[i].ru.ops, ps->jobs[i].ru.n * sizeof *rops);
             k += ps->jobs[i].ru.n;
         }

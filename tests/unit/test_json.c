@@ -391,12 +391,13 @@ static void json_integers_as_printf(void **state)
     vals[nv++] = INT64_MAX;
     vals[nv++] = INT64_MIN + 1;
     int64_t p10 = 1;
-    for (int d = 0; d < 19; d++, p10 *= 10) {
+    for (int d = 0; d < 19; d++) {
         vals[nv++] = p10;
         vals[nv++] = p10 - 1;
         vals[nv++] = -p10;
         vals[nv++] = -(p10 - 1);
         vals[nv++] = p10 + 1;
+        if (d < 18) p10 *= 10; /* 10^19 is past INT64_MAX */
     }
     uint64_t x = 88172645463325252ull; /* xorshift64 */
     while (nv < sizeof vals / sizeof *vals) {
