@@ -17,7 +17,9 @@
  *     the rollup table, no hour left in the head);
  *   - an entry put back for an hour already final (a crash between the
  *     final write and the entry's delete): the next run finalizes it again,
- *     the answers stay the model's (recomputed, never added twice).
+ *     the answers stay the model's (recomputed, never added twice);
+ *   - a running TSD: an hour whose only block an open flush wrote before
+ *     it closed, and no point after, is rolled up by its final flush.
  * Grace 2 h, then 0, stands for the hour closing while the TSD is down: the
  * same state without waiting for the clock. */
 #include <setjmp.h>
@@ -51,13 +53,14 @@
     "{\"table\":\"r1h\",\"preAggregationTable\":\"p1h\",\"interval\":\"1h\",\"rowSpan\":\"1d\"},"  \
     "{\"table\":\"r1d\",\"preAggregationTable\":\"p1d\",\"interval\":\"1d\",\"rowSpan\":\"1y\"}]}"
 
-enum { M_CLEAN, M_KILL, N_METRICS };
-static const char *const g_metric[N_METRICS] = {"r.clean", "r.kill"};
+enum { M_CLEAN, M_KILL, M_ONE, N_METRICS };
+static const char *const g_metric[N_METRICS] = {"r.clean", "r.kill", "r.one"};
 static rm_pt_t g_p[N_METRICS][NSER][MAXP];
 static int g_n[N_METRICS][NSER];
 static long long g_h; /* base of hour H-1, the hour that closes */
 
-/* The daemon with auto rollups, 1 MiB log segments and the given grace. */
+/* The daemon with auto rollups, 1 MiB log segments and the given grace
+ * ("tsd.storage.head.grace_ms=<ms>"). */
 static void start(tu_tsd_t *t, const char *grace)
 {
     const char *args[] = {"--auto-metric",
@@ -376,10 +379,48 @@ static void hour_closed_while_stopped(void **state)
     tu_tsd_destroy(&t);
 }
 
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A running TSD: an hour whose only block (seq 0) an open flush wrote
+ * before it closed, and no point after: its final flush still compacts and
+ * rolls it up (a lone seq 0 looked compact). The grace is set so that hour
+ * H-1 closes 5 s after the start. */
+static void one_block_then_the_hour_closes(void **state)
+{
+    (void)state;
+    long long t0 = now_ms(), hour_now = t0 / 1000 - t0 / 1000 % 3600;
+    g_h = hour_now - 3600;
+    long long closes = t0 + 5000;
+    char grace[64];
+    snprintf(grace, sizeof grace, "tsd.storage.head.grace_ms=%lld", closes - hour_now * 1000);
+    unsigned seed = 77;
+    tu_tsd_t t = {0};
+    start(&t, grace);
+    for (int s = 0; s < NSER; s++)
+        put(&t, &seed, M_ONE, s, 15);
+    flush(&t); /* the hour still open: one block, not final */
+    if (now_ms() >= closes) {
+        tu_tsd_destroy(&t);
+        fprintf(stderr, "the flush came after the hour closed (a slow machine): skipped\n");
+        skip();
+    }
+    while (now_ms() < closes + 100)
+        usleep(20 * 1000);
+    flush(&t); /* forced: every closed hour final */
+    check(&t, "one block", M_ONE);
+    tu_tsd_destroy(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hour_closed_while_stopped),
+        cmocka_unit_test(one_block_then_the_hour_closes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
