@@ -164,6 +164,10 @@ const oct_config__key_t oct_config__keys[] = {
      * 5 min keeps memory and WAL bounded at little write amplification for one TSD; set ~1000
      * when several TSDs share a store so that each sees the others' points within a second. */
     INT("tsd.storage.head.open_flush_ms", "300000", 0, I32),
+    /* octsdb's own: an hour's final block (compaction, auto rollups) is written once the hour
+     * ended this long ago (ms) and its series has had no point for it as long; later points
+     * re-open the row. Longer: fewer rewrites for late data, more memory and WAL. */
+    INT("tsd.storage.head.grace_ms", "60000", 0, I32),
     /* octsdb's own: retention by data time (docs/retention.md). raw = how long the data
      * table keeps points (<n>h|d|w|n|y, 0 = forever); table.<2.4 rollup table> and
      * metric.<metric name prefix> keys beside it are checked by tsdb_open; expired

@@ -21,6 +21,10 @@
  * recomputation of the same cells: exactly once without bookkeeping. The
  * periods longer than an hour holding those hours are then recomputed from
  * the hours' cells as stored (tw_rollup_long), before the data write too.
+ * On a local store a series-hour's first block that is not final is named
+ * in the open-rows registry first, and the final write deletes the entry:
+ * the open reads it back (tw_open_rows_reopen), so an hour left open by a
+ * stop or a crash is still finalized (docs/rollups.md).
  * Only one pass runs at a time (flush_mu). */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,6 +62,8 @@ typedef struct {
     const codec_point_t *sent;
     uint32_t nsent;
     int rc;             /* a compaction's own result (shared store: one CAS per row) */
+    int unfinal;        /* the bucket's, at pick time (local store) */
+    int none;           /* final, no points and no block in the row: nothing to write */
     tw_rollup_ops_t ru; /* final jobs with tsd.rollups.auto: the hour's rollup cells */
     /* owned buffers for the store ops */
     uint8_t key[CODEC_ROWKEY_MAX_SALT + 8 + 4 + TW_MAX_TSUID];
@@ -295,6 +301,10 @@ static int job_prepare(tsdb_writer_t *w, tw_job_t *j, uint64_t *conflicts, oct_e
     }
     codec_block_qualifier(0, j->qual);
     j->new_next = 1;
+    if (next == 0 && j->n == 0) {
+        j->none = 1; /* a reopened hour whose row is gone (a delete, retention) */
+        goto out;
+    }
     if (next == 0) {
         rc = encode_into(j, j->pts, j->n, eb);
         if (!rc) rc = tw_rollup_auto(w->db, j->s, j->base_s, j->pts, j->n, &j->ru, eb);
@@ -377,15 +387,16 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
     uint64_t conflicts = 0;
     size_t nops = 0;
     size_t plen = codec_rowkey_partition_prefix_len(&w->rk);
-    /* shared: the open-rows registry (docs/format/layout.md, "Open rows")
-     * names every row this writer is about to write its first cell to, and
-     * every row of an hour that has ended, before the write */
-    int64_t now = w->shared ? oct_clock_wall_ms() : 0;
-    tw_mark_t *marks = w->shared ? xmalloc(ps->n * sizeof *marks) : NULL;
+    /* the open-rows registry (docs/format/layout.md, "Open rows"), before
+     * the write. shared: it names every row this writer is about to write
+     * its first cell to, and every row of an hour that has ended. local: the
+     * rows about to get their first block that is not final */
+    int64_t now = oct_clock_wall_ms();
+    tw_mark_t *marks = xmalloc((ps->n ? ps->n : 1) * sizeof *marks);
     size_t nmarks = 0;
-    for (size_t i = 0; w->shared && i < ps->n; i++) {
+    for (size_t i = 0; i < ps->n; i++) {
         tw_job_t *j = &ps->jobs[i];
-        if (!j->final && (j->wseq == 0 || job_ended(j, now)))
+        if (!j->final && (w->shared ? j->wseq == 0 || job_ended(j, now) : !j->unfinal))
             marks[nmarks++] = (tw_mark_t){j->s->tsuid, j->s->tsuid_len, j->base_s};
     }
     if (nmarks) wrc = tw_shared_mark(w, marks, nmarks, 0, now, eb);
@@ -407,6 +418,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
             j->rc = wrc;
             continue;
         }
+        if (j->none) continue;
         size_t need = nops + 1 + j->ndels;
         if (need > ps->ops_cap) {
             ps->ops_cap = need * 2;
@@ -477,8 +489,20 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
         if (mrc && !rc)
             rc = mrc; /* the sweep deletes leftovers; an entry missing after a
                        * failed second put is the only exposure (a log line) */
-        free(marks);
+    } else {
+        /* local, after the write: the entries of the hours now final (a
+         * failed delete leaves one: the next open finalizes that hour
+         * again, the same block and rollups) */
+        nmarks = 0;
+        for (size_t i = 0; !wrc && i < ps->n; i++) {
+            tw_job_t *j = &ps->jobs[i];
+            if (j->final && !j->rc && j->unfinal)
+                marks[nmarks++] = (tw_mark_t){j->s->tsuid, j->s->tsuid_len, j->base_s};
+        }
+        int mrc = tw_shared_mark(w, marks, nmarks, 1, now, eb);
+        if (mrc && !rc) rc = mrc;
     }
+    free(marks);
     uint64_t flushed = 0, blocks = 0;
     for (size_t i = 0; i < ps->n; i++) {
         tw_job_t *j = &ps->jobs[i];
@@ -507,6 +531,7 @@ static int run_jobs(tsdb_writer_t *w, tw_pass_t *ps, int sync, oct_errbuf_t *eb)
                 b->nfl = 0;
                 b->fl_min_seg = UINT64_MAX;
                 b->next_seq = j->new_next;
+                b->unfinal = !j->final;
                 if (j->final && w->shared) {
                     /* every cell of ours was compacted with the rest */
                     free(b->sent);
@@ -568,8 +593,9 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
             n_compact += w->shared && final;
             int go = b->n && (force || final || w->shared ||
                               (w->open_flush_ms && now - b->first_ms >= w->open_flush_ms));
-            /* shared: this writer's cells in the row wait for compaction */
-            int extra = w->shared ? b->wseq > 0 : b->next_seq > 1;
+            /* shared: this writer's cells in the row wait for compaction;
+             * local: blocks not final (one alone is seq 0, hence unfinal) */
+            int extra = w->shared ? b->wseq > 0 : b->next_seq > 1 || b->unfinal;
             if (!b->n && final && !extra) {
                 /* nothing left and the row is compact: forget the bucket */
                 free(b->cur);
@@ -589,6 +615,7 @@ int tw_flush_pass(tsdb_writer_t *w, int force, oct_errbuf_t *eb)
                 j->base_s = b->base_s;
                 j->final = final;
                 j->next_seq = b->next_seq;
+                j->unfinal = b->unfinal;
                 j->own_lo = b->own_lo;
                 j->wseq = b->wseq;
                 j->sent = b->sent;

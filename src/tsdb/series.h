@@ -39,6 +39,10 @@ typedef struct {
     int64_t first_ms;                 /* arrival (wall ms) of the oldest point in cur */
     int64_t last_ms;                  /* arrival of the newest point */
     int32_t next_seq; /* next block seq for this row; -1 = not yet read from the store */
+    /* local store: the row holds blocks not final (written before the hour
+     * closed, maybe by an earlier run) and the open-rows registry names it,
+     * so the hour is finalized when it closes even with no new point */
+    uint8_t unfinal;
     /* A shared store only (shared.c): this writer's own cells of the row,
      * writer-form seqs own_lo .. wseq - 1, and the points they hold. */
     codec_point_t *sent; /* sorted, one per timestamp */
@@ -393,6 +397,11 @@ typedef struct {
 int tw_rollup_long(tsdb_t *db, const tw_rollup_touch_t *t, size_t n, uint64_t *cells,
                    oct_errbuf_t *eb);
 
+/* write.c: gives series s an empty head bucket for hour base_s marked
+ * unfinal (or marks the one it has), so the flush finalizes that hour.
+ * Before the flush thread starts (the open). */
+void tw_head_reopen(tsdb_writer_t *w, tw_series_t *s, int64_t base_s);
+
 /* flush.c */
 OCT_MUST_CHECK int tw_flush_start(tsdb_writer_t *w, oct_errbuf_t *eb);
 void tw_flush_stop(tsdb_writer_t *w);
@@ -430,6 +439,11 @@ typedef struct {
  * of m[0..n) in one store write. */
 OCT_MUST_CHECK int tw_shared_mark(tsdb_writer_t *w, const tw_mark_t *m, size_t n, int del,
                                   int64_t now_ms, oct_errbuf_t *eb);
+
+/* A local store, at open: every entry of this writer's (id 0) in the
+ * registry gives its series-hour a bucket (tw_head_reopen); entries naming
+ * an unknown series are deleted. 0 or the store's error. */
+OCT_MUST_CHECK int tw_open_rows_reopen(tsdb_writer_t *w, oct_errbuf_t *eb);
 
 /* The journal ring (docs/format/layout.md, "New series"), on the store
  * alone, at an explicit minute (tests drive it with their own clock).

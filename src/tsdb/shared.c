@@ -4,7 +4,9 @@
  * other TSDs created (a journal of new series, read every pass, trimmed
  * every minute), and the sweep that compacts the rows whose writers are
  * gone (the open-rows registry). The flush side (writer cells, compaction
- * by compare-and-set) is in flush.c. Design: docs/scale-out.md. */
+ * by compare-and-set) is in flush.c. Design: docs/scale-out.md. A local
+ * store uses the same registry for its hours not final, read back at open
+ * (tw_open_rows_reopen; docs/format/layout.md). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +275,40 @@ int tw_shared_mark(tsdb_writer_t *w, const tw_mark_t *m, size_t n, int del, int6
     int rc = store_write(w->st, STORE_TABLE_SYS, ops, n, 0, eb);
     free(ops);
     free(buf);
+    return rc;
+}
+
+/* ---- the same registry on a local store: hours not final ---------------- */
+
+typedef struct {
+    tsdb_writer_t *w;
+    rowkeys_t unknown; /* entries naming no series of this data dir */
+} reopen_ctx_t;
+
+static int reopen_row(void *ctx, const store_result_t *row)
+{
+    reopen_ctx_t *c = ctx;
+    oct_slice_t k = row->cells[0].row;
+    if (k.len < 9 || oct_get_be32(k.ptr + k.len - 4) != c->w->writer_id) return 0;
+    tw_series_t *s = tw_map_find_tsuid(&c->w->by_tsuid, k.ptr + 4, k.len - 8);
+    if (s)
+        tw_head_reopen(c->w, s, (int64_t)oct_get_be32(k.ptr) * 3600);
+    else
+        collect_row(&c->unknown, row);
+    return 0;
+}
+
+int tw_open_rows_reopen(tsdb_writer_t *w, oct_errbuf_t *eb)
+{
+    int rc = 0;
+    for (int slot = 0; slot < TW_OPEN_SLOTS * TW_OPEN_SHARDS && !rc; slot++) {
+        uint8_t pb[TW_OPEN_LEN + 2];
+        oct_slice_t part = open_part(pb, slot / TW_OPEN_SHARDS, (unsigned)slot);
+        reopen_ctx_t c = {w, {0}};
+        rc = scan_rows(w->st, part, oct_slice(NULL, 0), oct_slice(NULL, 0), 0, reopen_row, &c, eb);
+        if (!rc) rc = delete_rows(w->st, part, c.unknown.k, 0, c.unknown.n, eb);
+        rowkeys_free(&c.unknown);
+    }
     return rc;
 }
 

@@ -503,6 +503,34 @@ static inline void head_prefetch(const tw_series_t *s, int64_t ts_ms)
         }
 }
 
+/* A new empty bucket of hour base in s's head (caller holds s->mu). */
+static tw_bucket_t *bucket_add(tsdb_writer_t *w, tw_series_t *s, int64_t base)
+{
+    if (s->nb == s->capb) {
+        /* one open hour is the common case; a second comes at the turn */
+        s->capb = s->capb ? 2 * s->capb : 1;
+        s->b = xrealloc(s->b, s->capb * sizeof *s->b);
+    }
+    if (!s->nb) tw_active_set(w, s->id);
+    tw_bucket_t *b = &s->b[s->nb++];
+    memset(b, 0, sizeof *b);
+    b->base_s = base;
+    b->cur_min_seg = b->fl_min_seg = UINT64_MAX;
+    b->next_seq = -1;
+    return b;
+}
+
+void tw_head_reopen(tsdb_writer_t *w, tw_series_t *s, int64_t base_s)
+{
+    tw_lock(&s->mu);
+    tw_bucket_t *b = NULL;
+    for (uint32_t i = 0; i < s->nb && !b; i++)
+        if (s->b[i].base_s == base_s) b = &s->b[i];
+    if (!b) b = bucket_add(w, s, base_s); /* idle since 0: final once the hour closed */
+    b->unfinal = 1;
+    tw_unlock(&s->mu);
+}
+
 /* Inserts pt into s's head (caller holds s->mu). Returns 1 if a new point,
  * 0 if it hit an existing timestamp (a duplicate). */
 static int head_insert(tsdb_writer_t *w, tw_series_t *s, const codec_point_t *pt, uint64_t seg,
@@ -515,19 +543,7 @@ static int head_insert(tsdb_writer_t *w, tw_series_t *s, const codec_point_t *pt
             b = &s->b[i];
             break;
         }
-    if (!b) {
-        if (s->nb == s->capb) {
-            /* one open hour is the common case; a second comes at the turn */
-            s->capb = s->capb ? 2 * s->capb : 1;
-            s->b = xrealloc(s->b, s->capb * sizeof *s->b);
-        }
-        if (!s->nb) tw_active_set(w, s->id);
-        b = &s->b[s->nb++];
-        memset(b, 0, sizeof *b);
-        b->base_s = base;
-        b->cur_min_seg = b->fl_min_seg = UINT64_MAX;
-        b->next_seq = -1;
-    }
+    if (!b) b = bucket_add(w, s, base);
     uint32_t pos = b->n;
     if (b->n && pt->ts_ms <= b->cur[b->n - 1].ts_ms) {
         uint32_t lo = 0, hi = b->n;
@@ -696,7 +712,7 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     w->flush_every_ms = oct_config_get_int(cfg, "tsd.storage.flush_interval");
     if (w->flush_every_ms <= 0) w->flush_every_ms = 1000;
     w->open_flush_ms = oct_config_get_int(cfg, "tsd.storage.head.open_flush_ms");
-    w->grace_ms = 60000;
+    w->grace_ms = oct_config_get_int(cfg, "tsd.storage.head.grace_ms");
     /* RocksDB holds its data dir for one process; any other engine may be
      * shared by several TSDs (docs/scale-out.md) */
     w->shared = strcmp(store_backend_name(w->st), "rocksdb") != 0;
@@ -751,6 +767,9 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     free(w->rmap);
     w->rmap = NULL;
     w->rmap_cap = 0;
+    if (rc) goto fail;
+    /* the hours whose blocks an earlier run left not final (docs/rollups.md) */
+    if (!w->shared) rc = tw_open_rows_reopen(w, eb);
     if (rc) goto fail;
     rc = tw_flush_start(w, eb);
     if (!rc && w->shared) rc = tw_shared_sweep_start(w, eb);
