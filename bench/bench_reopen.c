@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "common/benchutil.h"
@@ -49,18 +48,10 @@ static tsdb_t *open_db(const char *dir, const char *grace_ms)
     return db;
 }
 
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 static double g_t, g_c;
 static void lap(const char *what)
 {
-    double t = bench_now_s(), c = cpu_s();
+    double t = bench_now_s(), c = bench_cpu_s();
     if (what) printf("%-44s %8.3f CPU s %8.3f wall s\n", what, c - g_c, t - g_t);
     g_t = t;
     g_c = c;

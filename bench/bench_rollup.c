@@ -75,16 +75,6 @@ static tsdb_t *open_db(const char *dir, int auto_on, const char *raw_keep)
     return db;
 }
 
-/* CPU seconds of the whole process (every thread: the store's background
- * compactions too): the figure that does not depend on the machine's load. */
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 /* Writes the data set; returns the seconds spent in puts and flushes, and
  * the process's CPU seconds meanwhile in *cpu. */
 static double load(tsdb_t *db, size_t S, size_t D, uint64_t *n_points, double *cpu)
@@ -122,7 +112,7 @@ static double load(tsdb_t *db, size_t S, size_t D, uint64_t *n_points, double *c
                 else
                     p->pt.val.i = (int64_t)walk[i];
             }
-        double t0 = bench_now_s(), c0 = cpu_s();
+        double t0 = bench_now_s(), c0 = bench_cpu_s();
         for (size_t off = 0; off < n; off += 4096) {
             size_t k = n - off < 4096 ? n - off : 4096;
             if (tsdb_put_batch(db, dps + off, k, NULL, NULL, NULL, &eb) != (long)k) {
@@ -141,7 +131,7 @@ static double load(tsdb_t *db, size_t S, size_t D, uint64_t *n_points, double *c
             tsdb_stats(db, &st);
         } while (st.head_points > 0);
         spent += bench_now_s() - t0;
-        *cpu += cpu_s() - c0;
+        *cpu += bench_cpu_s() - c0;
         *n_points += n;
     }
     free(dps);

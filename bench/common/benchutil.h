@@ -7,6 +7,9 @@
 
 /* Monotonic seconds. */
 double bench_now_s(void);
+/* CPU seconds of the whole process (every thread: the store's background
+ * work too): the figure that does not depend on the machine's load. */
+double bench_cpu_s(void);
 
 /* Median of v[0..n) (sorts v in place); 0 if n == 0. */
 double bench_median(double *v, size_t n);

@@ -267,7 +267,10 @@ int tw_shared_mark(tsdb_writer_t *w, const tw_mark_t *m, size_t n, int del, int6
         oct_put_be32(p + 4 + m[i].len, w->writer_id);
         oct_slice_t row = oct_slice(p, 8 + m[i].len);
         p += 8 + m[i].len;
-        ops[i] = (store_op_t){del ? STORE_OP_DELETE_ROW : STORE_OP_PUT,
+        /* local: the entry's one cell (a RocksDB row delete is a range
+         * tombstone, 36 % of a final flush's instructions in callgrind) */
+        store_op_kind_t dk = w->shared ? STORE_OP_DELETE_ROW : STORE_OP_DELETE_CELL;
+        ops[i] = (store_op_t){del ? dk : STORE_OP_PUT,
                               part,
                               {row, oct_slice_str(TW_OPEN_FAM), oct_slice(NULL, 0),
                                del ? oct_slice(NULL, 0) : oct_slice(stamp, 8)}};

@@ -12,6 +12,14 @@
 #include "api_client.h"
 #include "common/json.h"
 
+/* A rollup config with the TSD's 1h and 1d tables (r1h, r1d) beside raw data. */
+#define RM_CONF_1H_1D                                                                              \
+    "{\"aggregationIds\":{\"sum\":0,\"count\":1,\"min\":2,\"max\":3},\"intervals\":["              \
+    "{\"table\":\"tsdb\",\"preAggregationTable\":\"tsdb-preagg\",\"interval\":\"1m\","             \
+    "\"rowSpan\":\"1h\",\"defaultInterval\":true},"                                                \
+    "{\"table\":\"r1h\",\"preAggregationTable\":\"p1h\",\"interval\":\"1h\",\"rowSpan\":\"1d\"},"  \
+    "{\"table\":\"r1d\",\"preAggregationTable\":\"p1d\",\"interval\":\"1d\",\"rowSpan\":\"1y\"}]}"
+
 typedef struct {
     long long ts;
     int is_int;

@@ -40,12 +40,7 @@
 /* cells an auto rollup slot holds: sum, count, min, max and the sum of
  * squares (docs/format/rollup.md) */
 #define AUTO_CELLS 5
-#define CONF                                                                                       \
-    "{\"aggregationIds\":{\"sum\":0,\"count\":1,\"min\":2,\"max\":3},\"intervals\":["              \
-    "{\"table\":\"tsdb\",\"preAggregationTable\":\"tsdb-preagg\",\"interval\":\"1m\","             \
-    "\"rowSpan\":\"1h\",\"defaultInterval\":true},"                                                \
-    "{\"table\":\"r1h\",\"preAggregationTable\":\"p1h\",\"interval\":\"1h\",\"rowSpan\":\"1d\"},"  \
-    "{\"table\":\"r1d\",\"preAggregationTable\":\"p1d\",\"interval\":\"1d\",\"rowSpan\":\"1y\"}]}"
+#define CONF       RM_CONF_1H_1D
 #define COMMON                                                                                     \
     "--auto-metric", "--set", "tsd.http.query.allow_delete=true", "--set",                         \
         "tsd.rollups.enable=true", "--set", "tsd.rollups.config=" CONF

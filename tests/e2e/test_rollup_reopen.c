@@ -46,12 +46,7 @@
 
 #define NSER 3
 #define MAXP 200
-#define CONF                                                                                       \
-    "{\"aggregationIds\":{\"sum\":0,\"count\":1,\"min\":2,\"max\":3},\"intervals\":["              \
-    "{\"table\":\"tsdb\",\"preAggregationTable\":\"tsdb-preagg\",\"interval\":\"1m\","             \
-    "\"rowSpan\":\"1h\",\"defaultInterval\":true},"                                                \
-    "{\"table\":\"r1h\",\"preAggregationTable\":\"p1h\",\"interval\":\"1h\",\"rowSpan\":\"1d\"},"  \
-    "{\"table\":\"r1d\",\"preAggregationTable\":\"p1d\",\"interval\":\"1d\",\"rowSpan\":\"1y\"}]}"
+#define CONF RM_CONF_1H_1D
 
 enum { M_CLEAN, M_KILL, M_ONE, N_METRICS };
 static const char *const g_metric[N_METRICS] = {"r.clean", "r.kill", "r.one"};
