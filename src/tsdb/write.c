@@ -37,6 +37,7 @@
 #include "common/strbuf.h"
 #include "common/xmalloc.h"
 #include "tsdb/delete_rollup.h"
+#include "tsdb/rollup.h"
 #include "tsdb/series.h"
 #include "tsdb/tsdb_int.h"
 
@@ -716,6 +717,19 @@ int tsdb__writer_open(tsdb_t *db, const oct_config_t *cfg, tsdb_writer_t **out, 
     /* RocksDB holds its data dir for one process; any other engine may be
      * shared by several TSDs (docs/scale-out.md) */
     w->shared = strcmp(store_backend_name(w->st), "rocksdb") != 0;
+    const query_rollup_config_t *ru = tsdb_rollups(db);
+    if (w->shared && ru && ru->auto_rollup && !store_is_read_only(w->st)) {
+        /* a shared store's rows are compacted by compare-and-set, which
+         * computes no rollups: accepting the key would leave the tables
+         * silently empty (docs/rollups.md) */
+        free(w->specials);
+        free(w);
+        return oct_err(eb, OCT_ECONFIG,
+                       "tsd.rollups.auto=true is not supported on a shared store "
+                       "(tsd.storage.backend=%s): its compactions compute none; write rollups "
+                       "through /api/rollup instead",
+                       store_backend_name(tsdb_store(db)));
+    }
     if (w->shared) {
         /* every accepted point in the store within half the bound */
         int64_t vis = oct_config_get_int(cfg, "tsd.storage.shared.visibility_ms");
